@@ -1,0 +1,49 @@
+// Argument checks shared by every entry point. Each throws std::invalid_argument
+// whose message names the argument, what it has and what was expected; they run
+// before any output is touched.
+#pragma once
+
+#include <llmk/types.hpp>
+
+#include <cstddef>
+#include <initializer_list>
+#include <string>
+
+namespace llmk::detail {
+
+// The shape and storage of one argument, independent of its View type.
+struct ArgInfo {
+  const char* name;
+  const void* data;
+  std::size_t bytes;          // span in bytes
+  int rank;
+  index_t extents[3];
+  bool contiguous;            // dense row-major: no padding, no strides
+  bool is_output;
+};
+
+template <class View>
+ArgInfo arg_info(const char* name, const View& v, bool is_output) {
+  ArgInfo a{name, v.data(), v.span() * sizeof(typename View::value_type), int(View::rank),
+            {0, 0, 0}, true, is_output};
+  index_t dense_stride = 1;
+  for (int r = int(View::rank) - 1; r >= 0; --r) {
+    a.extents[r] = index_t(v.extent(r));
+    if (v.extent(r) > 1 && index_t(v.stride(r)) != dense_stride) a.contiguous = false;
+    dense_stride *= index_t(v.extent(r));
+  }
+  if (!v.span_is_contiguous()) a.contiguous = false;
+  return a;
+}
+
+// Throws unless `a` has exactly `expected` extents; `how` explains where the
+// expected extents come from, e.g. "(M, C) from dout and weight".
+void expect_extents(const ArgInfo& a, std::initializer_list<index_t> expected, const char* how);
+
+// Null data with a non-zero size, non-contiguous storage, and any output that
+// overlaps an input or another output.
+void check_storage(std::initializer_list<ArgInfo> args);
+
+std::string extents_string(const ArgInfo& a);
+
+}  // namespace llmk::detail

@@ -1,0 +1,71 @@
+// Implementation "team": hierarchical Kokkos. A team owns one output row; it
+// stages a chunk of that row's coefficients in team scratch, then its threads
+// (TeamThreadRange) and vector lanes (ThreadVectorRange) sweep the row's
+// columns, lanes on consecutive columns so that GPU loads coalesce.
+// dbias: the seed's shared-memory kernel (one team per channel).
+#pragma once
+
+#include <llmk/detail/problem.hpp>
+#include <llmk/kernels/bias.hpp>
+#include <llmk/kernels/tuning.hpp>
+
+namespace llmk::kernels {
+
+// out(r, c) += Σ_k opA(r, k) · B(k, c), with opA = A (TransA = false) or Aᵀ.
+// dinp    = team_row_products<false>(dinp, dout, weight)
+// dweight = team_row_products<true>(dweight, dout, inp)
+template <bool TransA, class ExecSpace>
+void team_row_products(const ExecSpace& exec, const char* label, const Matrix<ExecSpace>& out,
+                       const ConstMatrix<ExecSpace>& A, const ConstMatrix<ExecSpace>& B) {
+  using Tuning = TeamTuning<ExecSpace>;
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
+  using Member = typename Policy::member_type;
+  using Scratch = Kokkos::View<float*, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  constexpr index_t chunk = Tuning::scratch_chunk;
+  constexpr index_t lanes = Tuning::vector_length;
+  const index_t K = B.extent(0), cols = B.extent(1);
+  const index_t col_blocks = (cols + lanes - 1) / lanes;
+
+  Policy policy(exec, index_t(out.extent(0)), Tuning::team_size, Tuning::vector_length);
+  policy = policy.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(chunk)));
+  Kokkos::parallel_for(
+      label, policy, KOKKOS_LAMBDA(const Member& team) {
+        const index_t r = team.league_rank();
+        Scratch coef(team.team_scratch(0), chunk);
+        for (index_t k0 = 0; k0 < K; k0 += chunk) {
+          const index_t len = K - k0 < chunk ? K - k0 : chunk;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, len), [&](const index_t k) {
+            coef(k) = TransA ? A(k0 + k, r) : A(r, k0 + k);
+          });
+          team.team_barrier();
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, col_blocks), [&](const index_t blk) {
+            Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const index_t lane) {
+              const index_t c = blk * lanes + lane;
+              if (c >= cols) return;
+              float sum = 0.0f;
+              for (index_t k = 0; k < len; ++k) sum += coef(k) * B(k0 + k, c);
+              out(r, c) += sum;
+            });
+          });
+          team.team_barrier();  // coef is rewritten by the next chunk
+        }
+      });
+}
+
+}  // namespace llmk::kernels
+
+namespace llmk::detail {
+
+template <class ExecSpace>
+struct Implementation<ExecSpace, Impl::Team> {
+  static constexpr bool available = true;
+  static void run(const ExecSpace& exec, const Problem<ExecSpace>& p,
+                  const MatmulBackwardOptions&) {
+    kernels::team_row_products<false>(exec, "llmk::dinp_team", p.dinp, p.dout, p.weight);
+    kernels::team_row_products<true>(exec, "llmk::dweight_team", p.dweight, p.dout, p.inp);
+    if (p.has_bias()) kernels::bias_team(exec, p.dbias, p.dout);
+  }
+};
+
+}  // namespace llmk::detail
