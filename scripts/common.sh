@@ -64,3 +64,43 @@ llmk_deps_prefix() {
   } | sha256sum | cut -c1-12)
   echo "$LLMK_CACHE/kokkos-$LLMK_KOKKOS_VERSION-$backend-$key"
 }
+
+# Parse --backend from a script's arguments: sets BACKEND and leaves the rest in REST_ARGS.
+llmk_parse_backend() {
+  BACKEND=openmp
+  REST_ARGS=()
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --backend) BACKEND=$2; shift 2 ;;
+      --backend=*) BACKEND=${1#*=}; shift ;;
+      *) REST_ARGS+=("$1"); shift ;;
+    esac
+  done
+  case $BACKEND in openmp|cuda) ;; *) llmk_die "--backend must be openmp or cuda, got '$BACKEND'" ;; esac
+}
+
+# Set up the dependencies, then configure and build llmk for a backend in
+# build/<backend>. Extra arguments are build targets (default: all).
+# Sets LLMK_BUILD_DIR.
+llmk_setup_and_build() {
+  local backend=$1; shift
+  local prefix
+  prefix=$("$LLMK_ROOT/scripts/setup.sh" --backend "$backend" | tail -n 1)
+  LLMK_BUILD_DIR="$LLMK_ROOT/build/$backend"
+  local args=(-S "$LLMK_ROOT" -B "$LLMK_BUILD_DIR" -G Ninja "-DCMAKE_PREFIX_PATH=$prefix")
+  if [ "$backend" = cuda ]; then
+    # nvcc_wrapper lives in the Kokkos prefix (the first entry when Kokkos_ROOT is given).
+    args+=("-DCMAKE_CXX_COMPILER=${prefix%%;*}/bin/nvcc_wrapper")
+  else
+    args+=(-DLLMK_NATIVE=ON)
+  fi
+  local t0=$SECONDS
+  llmk_log "configure + build llmk ($backend) in $LLMK_BUILD_DIR ..."
+  cmake "${args[@]}" > "$LLMK_CACHE/configure-$backend.log" 2>&1 ||
+    { tail -n 30 "$LLMK_CACHE/configure-$backend.log" >&2; llmk_die "configuring llmk failed; log: $LLMK_CACHE/configure-$backend.log"; }
+  local targets=()
+  for t in "$@"; do targets+=(--target "$t"); done
+  cmake --build "$LLMK_BUILD_DIR" -j "$LLMK_JOBS" "${targets[@]}" ||
+    llmk_die "building llmk failed"
+  llmk_log "built in $((SECONDS - t0)) s"
+}

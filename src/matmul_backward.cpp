@@ -46,7 +46,7 @@ void dispatch(const ExecSpace& exec, const Problem<ExecSpace>& p,
               const MatmulBackwardOptions& options) {
   if (p.M == 0 || p.OC == 0) return;  // every gradient is an empty sum
   if (p.C == 0) {                     // no products, but dbias still gets Σ dout
-    if (p.has_bias()) kernels::bias_team(exec, p.dbias, p.dout);
+    if (p.has_bias()) kernels::bias_columns(exec, p.dbias, p.dout);
     return;
   }
   const Impl impl = options.impl == Impl::Auto ? resolve_auto<ExecSpace>() : options.impl;

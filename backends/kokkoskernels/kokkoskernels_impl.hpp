@@ -26,7 +26,7 @@ struct Implementation<ExecSpace, Impl::KokkosKernels> {
     // dweight (OC×C) += doutᵀ (OC×M) · inp (M×C)
     KokkosBlas::gemm("T", "N", 1.0f, p.dout, p.inp, 1.0f, p.dweight);
     compat::fence(ExecSpace());
-    if (p.has_bias()) kernels::bias_team(exec, p.dbias, p.dout);
+    if (p.has_bias()) kernels::bias_columns(exec, p.dbias, p.dout);
   }
 };
 

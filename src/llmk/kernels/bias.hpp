@@ -1,9 +1,15 @@
-// dbias[o] += Σ_m dout[m, o]: two portable Kokkos reductions, the seed's
-// naive kernel (one thread per channel) and its shared-memory kernel (one team
-// per channel, coarsened thread sums, a team reduction). Both accumulate in
-// double and add the result to dbias (not overwrite).
+// dbias[o] += Σ_m dout[m, o]: portable Kokkos reductions, all adding to dbias
+// (not overwriting) and all deterministic (no floating-point atomics):
+//  - bias_naive:   the seed's naive kernel, one thread per channel (double sums);
+//  - bias_team:    the seed's shared-memory kernel, one team per channel,
+//                  coarsened thread sums, a team reduction (double sums);
+//  - bias_columns: bandwidth-bound column sums. Reading a column of a row-major
+//                  matrix is a strided gather; instead, teams read row segments
+//                  of a block of columns (coalesced on GPUs, unit-stride on
+//                  CPUs), then a second pass adds the segments' partial sums.
 #pragma once
 
+#include <llmk/detail/workspace.hpp>
 #include <llmk/kernels/tuning.hpp>
 #include <llmk/types.hpp>
 
@@ -37,6 +43,69 @@ void bias_team(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
             Kokkos::TeamThreadRange(team, M),
             [&](const index_t m, double& partial) { partial += dout(m, o); }, sum);
         Kokkos::single(Kokkos::PerTeam(team), [&]() { dbias(o) += float(sum); });
+      });
+}
+
+template <class ExecSpace>
+void bias_columns(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
+                  const ConstMatrix<ExecSpace>& dout) {
+  using Tuning = ColumnSumTuning<ExecSpace>;
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
+  using Member = typename Policy::member_type;
+  using Scratch = Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  constexpr int team_size = Tuning::team_size, lanes = Tuning::lanes;
+  constexpr int cols_per_lane = Tuning::cols_per_lane;
+  constexpr index_t block_cols = lanes * cols_per_lane, segment_rows = Tuning::rows_per_segment;
+  const index_t M = dout.extent(0), OC = dout.extent(1);
+  const index_t col_blocks = (OC + block_cols - 1) / block_cols;
+  const index_t segments = (M + segment_rows - 1) / segment_rows;
+  const auto partial = detail::Workspace<ExecSpace>::get(segments * OC);  // [segment][column]
+
+  // Pass 1: partial(seg, c) = Σ over the segment's rows of dout(m, c).
+  Policy policy(exec, col_blocks * segments, team_size, lanes);
+  policy = policy.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(team_size, block_cols)));
+  Kokkos::parallel_for(
+      "llmk::bias_columns_partial", policy, KOKKOS_LAMBDA(const Member& team) {
+        const index_t block = team.league_rank() % col_blocks;
+        const index_t seg = team.league_rank() / col_blocks;
+        const index_t c0 = block * block_cols, m0 = seg * segment_rows;
+        const index_t m1 = m0 + segment_rows < M ? m0 + segment_rows : M;
+        const bool full_block = c0 + block_cols <= OC;
+        Scratch thread_sums(team.team_scratch(0), team_size, block_cols);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, team_size), [&](const int t) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int lane) {
+            float acc[cols_per_lane] = {};
+            for (index_t m = m0 + t; m < m1; m += team_size) {
+              if (full_block) {  // the common case, free of per-column bounds checks
+                for (int j = 0; j < cols_per_lane; ++j) acc[j] += dout(m, c0 + j * lanes + lane);
+              } else {
+                for (int j = 0; j < cols_per_lane; ++j)
+                  if (c0 + j * lanes + lane < OC) acc[j] += dout(m, c0 + j * lanes + lane);
+              }
+            }
+            for (int j = 0; j < cols_per_lane; ++j) thread_sums(t, j * lanes + lane) = acc[j];
+          });
+        });
+        team.team_barrier();
+        // Threads' sums are added in thread order: the result does not depend on timing.
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, cols_per_lane), [&](const int j) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int lane) {
+            const index_t col = j * lanes + lane;
+            if (c0 + col >= OC) return;
+            float sum = 0.0f;
+            for (int t = 0; t < team_size; ++t) sum += thread_sums(t, col);
+            partial(seg * OC + c0 + col) = sum;
+          });
+        });
+      });
+
+  // Pass 2: dbias(c) += Σ_seg partial(seg, c), segments in order, in double.
+  Kokkos::parallel_for(
+      "llmk::bias_columns_final", Range<ExecSpace>(exec, 0, OC), KOKKOS_LAMBDA(const index_t c) {
+        double sum = 0.0;
+        for (index_t seg = 0; seg < segments; ++seg) sum += partial(seg * OC + c);
+        dbias(c) += float(sum);
       });
 }
 
