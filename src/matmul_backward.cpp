@@ -110,6 +110,7 @@ void matmul_backward(const ExecSpace& exec, const Matrix<ExecSpace>& dinp,
   if (dbias.extent(0) != 0)
     detail::expect_extents(a_dbias, {OC}, "(OC) from dout's columns (or an empty view)");
   detail::check_storage({a_dinp, a_dweight, a_dbias, a_dout, a_inp, a_weight});
+  detail::check_memory_space<ExecSpace>({a_dinp, a_dweight, a_dbias, a_dout, a_inp, a_weight});
 
   const Problem<ExecSpace> p{dinp, dweight, dbias, dout, inp, weight, M, C, OC};
   dispatch(exec, p, options);

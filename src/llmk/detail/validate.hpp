@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 
 namespace llmk::detail {
@@ -45,5 +46,32 @@ void expect_extents(const ArgInfo& a, std::initializer_list<index_t> expected, c
 void check_storage(std::initializer_list<ArgInfo> args);
 
 std::string extents_string(const ArgInfo& a);
+
+// Where a pointer lives, as far as this build can tell: CUDA builds ask the
+// CUDA runtime (backends/cuda/memory_kind.cpp); host-only builds know only
+// host memory (src/memory_kind_host.cpp).
+enum class MemoryKind { Host, Device, Managed };
+MemoryKind memory_kind(const void* ptr);
+
+// Throws unless every non-empty argument lives in memory that ExecSpace can
+// access: a host pointer handed to Kokkos::Cuda, or a device pointer handed to
+// a host space, is named in the message instead of crashing the kernel.
+template <class ExecSpace>
+void check_memory_space(std::initializer_list<ArgInfo> args) {
+  constexpr bool on_device =
+      !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+  for (const ArgInfo& a : args) {
+    if (a.bytes == 0) continue;
+    const MemoryKind kind = memory_kind(a.data);
+    const bool ok = kind == MemoryKind::Managed || (kind == MemoryKind::Device) == on_device;
+    if (!ok) {
+      throw std::invalid_argument(std::string("llmk::matmul_backward: argument '") + a.name +
+                                  "' with extents " + extents_string(a) + " is in " +
+                                  (kind == MemoryKind::Device ? "device" : "host") +
+                                  " memory, but execution space " + ExecSpace::name() +
+                                  " needs " + (on_device ? "device" : "host") + " memory");
+    }
+  }
+}
 
 }  // namespace llmk::detail

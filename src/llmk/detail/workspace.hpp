@@ -2,7 +2,8 @@
 // storage (the two-level dbias reduction) don't allocate on every call: an
 // allocation can cost more than the kernel (cudaMalloc synchronizes the GPU).
 //
-// One buffer per execution-space type, grown on demand, released at
+// One buffer per execution-space type and slot (a kernel needing two buffers at
+// once takes two slots), grown on demand, released at
 // Kokkos::finalize. Calls that overlap in time on two instances of the same
 // space (two CUDA streams) would share it: llmk's entry points are not meant
 // to run concurrently on one space type (documented in docs/design.md).
@@ -15,7 +16,7 @@
 
 namespace llmk::detail {
 
-template <class ExecSpace>
+template <class ExecSpace, int Slot = 0>
 class Workspace {
  public:
   using Buffer = Kokkos::View<float*, Kokkos::LayoutRight, typename ExecSpace::device_type>;
@@ -27,7 +28,10 @@ class Workspace {
     Buffer& buf = storage();
     if (index_t(buf.extent(0)) < count) {
       if (!registered()) {
-        Kokkos::push_finalize_hook([] { storage() = Buffer(); });
+        Kokkos::push_finalize_hook([] {
+          storage() = Buffer();
+          registered() = false;  // a later Kokkos::initialize starts afresh
+        });
         registered() = true;
       }
       buf = Buffer();  // free the old one first
