@@ -26,7 +26,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--json", help="write the record here")
-    args = ap.parse_args()
+    args, _ = ap.parse_known_args()  # llmk-perf arguments it does not share are ignored
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

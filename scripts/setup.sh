@@ -60,6 +60,10 @@ if [ -n "${Kokkos_ROOT:-}" ]; then
 fi
 
 prefix=$(llmk_deps_prefix "$backend")
+# One build per backend at a time: a second caller waits, then reuses the result.
+mkdir -p "$LLMK_CACHE"
+exec 9> "$LLMK_CACHE/setup-$backend.lock"
+flock 9
 if [ -f "$prefix/.complete" ]; then
   llmk_log "reusing $prefix"
   echo "$prefix"

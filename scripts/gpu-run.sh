@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from a bundle made by scripts/gpu-bundle.sh.
+#
+# usage: run.sh [tests] [sanitize] [perf] [-- llmk-perf arguments]   (default: all three)
+#   tests     every test binary, the large tests included; none may skip
+#   sanitize  compute-sanitizer memcheck over the Cuda tests on small shapes
+#   perf      the PyTorch peer, then llmk-perf on Cuda at the seed shape
+# Logs and JSON go to $OUT (if set) or ./results.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+results=${OUT:-$here/results}
+mkdir -p "$results"
+export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
+
+steps=() perf_args=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --) shift; perf_args=("$@"); break ;;
+    *) steps+=("$1"); shift ;;
+  esac
+done
+[ ${#steps[@]} -gt 0 ] || steps=(tests sanitize perf)
+
+status=0
+note() { printf '\n=== %s\n' "$*"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv || true
+
+for step in "${steps[@]}"; do
+  case $step in
+    tests)
+      for t in "$here"/bin/llmk_tests_*; do
+        note "$(basename "$t")"
+        OMP_PROC_BIND=false "$t" --gtest_brief=1 --gtest_output="xml:$results/$(basename "$t").xml" ||
+          { echo "FAILED: $(basename "$t") (exit $?)"; status=1; }
+      done ;;
+    sanitize)
+      note "compute-sanitizer memcheck: llmk_tests_cuda, small shapes"
+      compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
+        "$here/bin/llmk_tests_cuda" --gtest_brief=1 --gtest_filter='-*Large*:*Lm*' \
+        2>&1 | tee "$results/memcheck.log" | tail -n 25
+      [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: memcheck"; status=1; } ;;
+    perf)
+      note "PyTorch peer"
+      python3 "$here/torch_baseline.py" --json "$results/torch.json" "${perf_args[@]}" || status=1
+      note "llmk-perf (Cuda)"
+      "$here/bin/llmk-perf" --backend cuda --import "$results/torch.json" \
+        --json "$results/perf-cuda.json" "${perf_args[@]}" || status=1 ;;
+    *) echo "unknown step '$step'"; status=2 ;;
+  esac
+done
+exit $status
