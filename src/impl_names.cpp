@@ -9,6 +9,7 @@ std::string_view impl_name(Impl impl) {
     case Impl::Auto: return "auto";
     case Impl::Naive: return "naive";
     case Impl::Team: return "team";
+    case Impl::Tiled: return "tiled";
     case Impl::KokkosKernels: return "kokkoskernels";
     case Impl::Cublas: return "cublas";
     case Impl::CublasLt: return "cublaslt";
@@ -17,8 +18,8 @@ std::string_view impl_name(Impl impl) {
 }
 
 const std::vector<Impl>& all_impls() {
-  static const std::vector<Impl> impls{Impl::Naive, Impl::Team, Impl::KokkosKernels,
-                                       Impl::Cublas, Impl::CublasLt};
+  static const std::vector<Impl> impls{Impl::Naive,         Impl::Team,   Impl::Tiled,
+                                       Impl::KokkosKernels, Impl::Cublas, Impl::CublasLt};
   return impls;
 }
 

@@ -31,13 +31,14 @@ enum class Impl {
   Auto,           // the fastest available on the execution space
   Naive,          // flat parallel_for per output element (portable Kokkos)
   Team,           // hierarchical TeamPolicy kernels (portable Kokkos)
+  Tiled,          // register-tiled hierarchical GEMM kernels (portable Kokkos)
   KokkosKernels,  // KokkosBlas::gemm (+ llmk's dbias reduction)
   Cublas,         // cuBLAS sgemm (Kokkos::Cuda only)
   CublasLt,       // cuBLASLt with the BGRADB epilogue (Kokkos::Cuda only)
 };
 
 std::string_view impl_name(Impl impl);
-// Parses "auto", "naive", "team", "kokkoskernels", "cublas", "cublaslt";
+// Parses "auto", "naive", "team", "tiled", "kokkoskernels", "cublas", "cublaslt";
 // throws std::invalid_argument listing the valid names.
 Impl parse_impl(std::string_view name);
 const std::vector<Impl>& all_impls();  // every Impl except Auto
