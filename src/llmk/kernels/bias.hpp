@@ -57,6 +57,8 @@ void bias_columns(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
   constexpr int team_size = Tuning::team_size, lanes = Tuning::lanes;
   constexpr int cols_per_lane = Tuning::cols_per_lane;
   constexpr index_t block_cols = lanes * cols_per_lane, segment_rows = Tuning::rows_per_segment;
+  constexpr int rows_per_thread = Tuning::rows_per_segment / team_size;
+  static_assert(Tuning::rows_per_segment % team_size == 0, "a segment splits evenly over threads");
   const index_t M = dout.extent(0), OC = dout.extent(1);
   const index_t col_blocks = (OC + block_cols - 1) / block_cols;
   const index_t segments = (M + segment_rows - 1) / segment_rows;
@@ -70,16 +72,19 @@ void bias_columns(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
         const index_t block = team.league_rank() % col_blocks;
         const index_t seg = team.league_rank() / col_blocks;
         const index_t c0 = block * block_cols, m0 = seg * segment_rows;
-        const index_t m1 = m0 + segment_rows < M ? m0 + segment_rows : M;
-        const bool full_block = c0 + block_cols <= OC;
+        const bool full_block = c0 + block_cols <= OC && m0 + segment_rows <= M;
         Scratch thread_sums(team.team_scratch(0), team_size, block_cols);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, team_size), [&](const int t) {
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int lane) {
             float acc[cols_per_lane] = {};
-            for (index_t m = m0 + t; m < m1; m += team_size) {
-              if (full_block) {  // the common case, free of per-column bounds checks
+            // A compile-time trip count: the GPU compiler unrolls it and keeps
+            // many independent loads in flight (a memory-bound loop is bound
+            // by the bytes each warp has in flight, not by the adds).
+            for (int r = 0; r < rows_per_thread; ++r) {
+              const index_t m = m0 + t + index_t(r) * team_size;
+              if (full_block) {  // the common case, free of bounds checks
                 for (int j = 0; j < cols_per_lane; ++j) acc[j] += dout(m, c0 + j * lanes + lane);
-              } else {
+              } else if (m < M) {
                 for (int j = 0; j < cols_per_lane; ++j)
                   if (c0 + j * lanes + lane < OC) acc[j] += dout(m, c0 + j * lanes + lane);
               }

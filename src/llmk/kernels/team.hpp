@@ -39,15 +39,28 @@ void team_row_products(const ExecSpace& exec, const char* label, const Matrix<Ex
             coef(k) = TransA ? A(k0 + k, r) : A(r, k0 + k);
           });
           team.team_barrier();
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, col_blocks), [&](const index_t blk) {
-            Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const index_t lane) {
-              const index_t c = blk * lanes + lane;
-              if (c >= cols) return;
-              float sum = 0.0f;
-              for (index_t k = 0; k < len; ++k) sum += coef(k) * B(k0 + k, c);
-              out(r, c) += sum;
+          if constexpr (Tuning::k_outer) {
+            // Host: the seed's loop order, rank-1 updates along contiguous rows
+            // of B (a vectorized loop; out's row stays in L1). Each thread
+            // keeps the same columns for every k, so no barrier is needed.
+            for (index_t k = 0; k < len; ++k) {
+              const float a = coef(k);
+              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, cols),
+                                   [&](const index_t c) { out(r, c) += a * B(k0 + k, c); });
+            }
+          } else {
+            // GPU: a dot product per column in a register, lanes on consecutive
+            // columns (coalesced), one update of out per chunk.
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, col_blocks), [&](const index_t blk) {
+              Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const index_t lane) {
+                const index_t c = blk * lanes + lane;
+                if (c >= cols) return;
+                float sum = 0.0f;
+                for (index_t k = 0; k < len; ++k) sum += coef(k) * B(k0 + k, c);
+                out(r, c) += sum;
+              });
             });
-          });
+          }
           team.team_barrier();  // coef is rewritten by the next chunk
         }
       });

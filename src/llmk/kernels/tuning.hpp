@@ -27,6 +27,10 @@ struct TeamTuning {
   static constexpr int vector_length = 1;
   static constexpr int reduce_team_size = 1;  // dbias: threads per output channel
   static constexpr int scratch_chunk = 1024;  // floats staged in team scratch per step
+  // team: k outer, columns inner (rank-1 updates that vectorize) rather than a
+  // dot product per column down a strided column of B (130 s a call at the seed
+  // shape on 2 cores, against a few seconds this way).
+  static constexpr bool k_outer = true;
 };
 
 // dbias as a column sum (bias_columns): a team sums a block of
@@ -77,15 +81,20 @@ struct TeamTuning<Kokkos::Cuda> {
   static constexpr int vector_length = 32;
   static constexpr int reduce_team_size = 512;  // as the seed's bias kernel
   static constexpr int scratch_chunk = 2048;
+  static constexpr bool k_outer = false;  // a register dot product per column
 };
 
-// Cuda: warps read 128-byte rows of 32 columns; 8 warps split a 256-row
-// segment, so a seed-shape dout (8192 × 3072) gives 96 × 32 teams.
+// Cuda: a warp reads a row's 4 runs of 32 consecutive columns (four 128-byte
+// loads) per step, and its 32 steps are unrolled: 8 warps split a 256-row
+// segment, so a seed-shape dout (8192 × 3072) gives 24 × 32 teams. With one
+// column per lane and a run-time trip count (the first version) a warp had
+// one load in flight and the pass reached 1.3 TB/s on an H200 (32% of a
+// device copy); see docs/performance.md.
 template <>
 struct ColumnSumTuning<Kokkos::Cuda> {
   static constexpr int team_size = 8;
   static constexpr int lanes = 32;
-  static constexpr int cols_per_lane = 1;
+  static constexpr int cols_per_lane = 4;
   static constexpr int rows_per_segment = 256;
 };
 
