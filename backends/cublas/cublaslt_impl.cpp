@@ -8,11 +8,13 @@
 
 #include <llmk/detail/workspace.hpp>
 
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 namespace llmk::detail {
 namespace {
@@ -49,18 +51,40 @@ void set_attribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t att
                "cublasLtMatmulDescSetAttribute");
 }
 
-// The heuristic's choice is cached per shape: asking costs more than a small GEMM.
-cublasLtMatmulAlgo_t choose_algo(const LtGemm& g, const LtDescriptors& desc) {
+// The largest power of two, up to 256, that divides the address. cuBLASLt's
+// heuristic assumes 256-byte aligned matrices unless told otherwise, and the
+// algorithm it then picks fails with CUBLAS_STATUS_INVALID_VALUE on less: on
+// any Kokkos allocation (its data follows a 128-byte header) or slice of one.
+std::uint32_t alignment(const void* ptr) {
+  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  std::uint32_t align = 256;
+  while (align > 4 && address % align != 0) align /= 2;
+  return align;
+}
+
+// The heuristic's choice is cached per shape and alignment of A, B and D (= C):
+// asking costs more than a small GEMM.
+cublasLtMatmulAlgo_t choose_algo(const LtGemm& g, const LtDescriptors& desc,
+                                 std::uint32_t align_a, std::uint32_t align_b,
+                                 std::uint32_t align_d) {
+  const auto key = std::tuple_cat(g.key(), std::make_tuple(align_a, align_b, align_d));
   static std::mutex mutex;
-  static std::map<decltype(g.key()), cublasLtMatmulAlgo_t> cache;
+  static std::map<decltype(key), cublasLtMatmulAlgo_t> cache;
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = cache.find(g.key()); it != cache.end()) return it->second;
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
 
   cublasLtMatmulPreference_t pref = nullptr;
   check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
   const std::size_t max_ws = workspace_bytes;
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws,
                                        sizeof(max_ws));
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, std::uint32_t> aligns[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_d},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_d}};
+  for (const auto& [attribute, align] : aligns)
+    cublasLtMatmulPreferenceSetAttribute(pref, attribute, &align, sizeof(align));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
@@ -72,7 +96,7 @@ cublasLtMatmulAlgo_t choose_algo(const LtGemm& g, const LtDescriptors& desc) {
         std::string("llmk: cuBLASLt offers no float32 algorithm for this GEMM") +
         (g.bias_grad_b ? " with the BGRADB epilogue" : ""));
   }
-  cache.emplace(g.key(), result.algo);
+  cache.emplace(key, result.algo);
   return result.algo;
 }
 
@@ -98,11 +122,16 @@ void lt_gemm(const Kokkos::Cuda& exec, const LtGemm& g, const float* A, const fl
   check_cublas(cublasLtMatrixLayoutCreate(&desc.d, CUDA_R_32F, g.m, g.n, g.ldd),
                "cublasLtMatrixLayoutCreate (D)");
 
-  const cublasLtMatmulAlgo_t algo = choose_algo(g, desc);
-  const auto scratch = Workspace<Kokkos::Cuda, lt_scratch_slot>::get(workspace_bytes / sizeof(float));
+  const cublasLtMatmulAlgo_t algo = choose_algo(g, desc, alignment(A), alignment(B), alignment(D));
+  // The scratch too is given 256-byte aligned (its allocation is 128-byte aligned).
+  constexpr std::size_t align = 256;
+  const auto scratch =
+      Workspace<Kokkos::Cuda, lt_scratch_slot>::get((workspace_bytes + align) / sizeof(float));
+  const auto scratch_address = reinterpret_cast<std::uintptr_t>(scratch.data());
+  void* const scratch_aligned = reinterpret_cast<void*>((scratch_address + align - 1) / align * align);
   const float one = 1.0f;  // alpha = beta = 1: D += op(A)·op(B)
   check_cublas(cublasLtMatmul(cublaslt_handle(), desc.op, &one, A, desc.a, B, desc.b, &one, D,
-                              desc.d, D, desc.d, &algo, scratch.data(), workspace_bytes,
+                              desc.d, D, desc.d, &algo, scratch_aligned, workspace_bytes,
                               exec.cuda_stream()),
                "cublasLtMatmul");
 }

@@ -1,0 +1,404 @@
+// Bad inputs, on the default host execution space (argument checks run on the
+// host before any kernel, whatever the space). Each call must throw
+// std::invalid_argument whose message names the argument and what was
+// expected, and leave every output bit-for-bit as it was.
+#include "support/compare.hpp"
+#include "support/problem.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <llmk/matmul_backward.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using llmk_test::bitwise_equal;
+using llmk_test::fill_random;
+using ::testing::HasSubstr;
+using Host = Kokkos::DefaultHostExecutionSpace;
+using Matrix = llmk::Matrix<Host>;
+using Vector = llmk::Vector<Host>;
+using Tensor3 = llmk::Tensor3<Host>;
+
+// An output's memory, to compare before and after a call.
+struct Span {
+  const char* name;
+  const float* data;
+  std::size_t size;
+};
+template <class View>
+Span span_of(const char* name, const View& v) {
+  return {name, v.data(), v.span()};
+}
+Span span_of(const char* name, const std::vector<float>& v) { return {name, v.data(), v.size()}; }
+
+template <class View, class... Extents>
+View random_view(const char* label, std::uint32_t seed, Extents... extents) {
+  const View v(std::string(label), static_cast<std::size_t>(extents)...);
+  std::vector<float> values(v.span());
+  fill_random(values, seed);
+  std::copy(values.begin(), values.end(), v.data());
+  return v;
+}
+
+std::vector<float> random_vector(std::size_t n, std::uint32_t seed) {
+  std::vector<float> v(n);
+  fill_random(v, seed);
+  return v;
+}
+
+// `call` must throw std::invalid_argument with every one of `fragments` in its
+// message, and leave `outputs` unchanged.
+void expect_invalid_argument(const std::function<void()>& call,
+                             const std::vector<std::string>& fragments,
+                             const std::vector<Span>& outputs) {
+  std::vector<std::vector<float>> before;
+  for (const Span& s : outputs) before.emplace_back(s.data, s.data + s.size);
+  try {
+    call();
+    ADD_FAILURE() << "no exception thrown";
+  } catch (const std::invalid_argument& e) {
+    for (const std::string& f : fragments) EXPECT_THAT(e.what(), HasSubstr(f));
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected std::invalid_argument, got another exception: " << e.what();
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const Span& s = outputs[i];
+    EXPECT_TRUE(bitwise_equal(s.name, std::vector<float>(s.data, s.data + s.size), before[i]));
+  }
+}
+
+// B = 2, T = 3 (M = 6), C = 4, OC = 5: every extent differs from the others,
+// so a message's numbers identify which extent it is about.
+class BadInputs : public ::testing::Test {
+ protected:
+  static constexpr std::int64_t B = 2, T = 3, M = 6, C = 4, OC = 5;
+  Matrix dinp = random_view<Matrix>("dinp", 1, M, C);
+  Matrix dweight = random_view<Matrix>("dweight", 2, OC, C);
+  Vector dbias = random_view<Vector>("dbias", 3, OC);
+  Matrix dout = random_view<Matrix>("dout", 4, M, OC);
+  Matrix inp = random_view<Matrix>("inp", 5, M, C);
+  Matrix weight = random_view<Matrix>("weight", 6, OC, C);
+
+  // The rank-2 entry point with any argument replaced.
+  static void call(const Matrix& dinp_, const Matrix& dweight_, const Vector& dbias_,
+                   const Matrix& dout_, const Matrix& inp_, const Matrix& weight_,
+                   llmk::Impl impl = llmk::Impl::Auto) {
+    llmk::MatmulBackwardOptions options;
+    options.impl = impl;
+    llmk::matmul_backward(Host(), dinp_, dweight_, dbias_, dout_, inp_, weight_, options);
+    Host().fence();
+  }
+  std::vector<Span> outputs() const {
+    return {span_of("dinp", dinp), span_of("dweight", dweight), span_of("dbias", dbias)};
+  }
+};
+
+// --- extents of the rank-2 views ---------------------------------------------
+
+TEST_F(BadInputs, DinpExtents) {
+  const auto bad = random_view<Matrix>("dinp", 7, M, C - 1);
+  expect_invalid_argument([&] { call(bad, dweight, dbias, dout, inp, weight); },
+                          {"'dinp'", "(6, 3)", "(6, 4)"},
+                          {span_of("dinp", bad), span_of("dweight", dweight),
+                           span_of("dbias", dbias)});
+}
+
+TEST_F(BadInputs, DweightExtents) {
+  const auto bad = random_view<Matrix>("dweight", 7, OC, C + 1);
+  expect_invalid_argument([&] { call(dinp, bad, dbias, dout, inp, weight); },
+                          {"'dweight'", "(5, 5)", "(5, 4)"},
+                          {span_of("dinp", dinp), span_of("dweight", bad),
+                           span_of("dbias", dbias)});
+}
+
+TEST_F(BadInputs, DbiasExtents) {
+  const auto bad = random_view<Vector>("dbias", 7, OC - 1);
+  expect_invalid_argument([&] { call(dinp, dweight, bad, dout, inp, weight); },
+                          {"'dbias'", "(4)", "(5)"},
+                          {span_of("dinp", dinp), span_of("dweight", dweight),
+                           span_of("dbias", bad)});
+}
+
+TEST_F(BadInputs, InpExtents) {
+  const auto bad = random_view<Matrix>("inp", 7, M + 1, C);
+  expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, bad, weight); },
+                          {"'inp'", "(7, 4)", "(6, 4)"}, outputs());
+}
+
+// weight's rows must be dout's columns (OC); its columns define C.
+TEST_F(BadInputs, WeightExtents) {
+  const auto bad = random_view<Matrix>("weight", 7, OC + 1, C);
+  expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, inp, bad); },
+                          {"'weight'", "(6, 4)", "(5, 4)"}, outputs());
+}
+
+// --- extents of the rank-3 views: B and T come from dout -----------------------
+
+TEST_F(BadInputs, Rank3InpBatchDiffersFromDout) {
+  const auto dinp3 = random_view<Tensor3>("dinp", 7, B, T, C);
+  const auto dout3 = random_view<Tensor3>("dout", 8, B, T, OC);
+  const auto inp3 = random_view<Tensor3>("inp", 9, B + 1, T, C);
+  expect_invalid_argument(
+      [&] { llmk::matmul_backward(Host(), dinp3, dweight, dbias, dout3, inp3, weight); },
+      {"'inp'", "(3, 3, 4)", "(2, 3, 4)", "dout"},
+      {span_of("dinp", dinp3), span_of("dweight", dweight), span_of("dbias", dbias)});
+}
+
+TEST_F(BadInputs, Rank3DinpTimeDiffersFromDout) {
+  const auto dinp3 = random_view<Tensor3>("dinp", 7, B, T + 1, C);
+  const auto dout3 = random_view<Tensor3>("dout", 8, B, T, OC);
+  const auto inp3 = random_view<Tensor3>("inp", 9, B, T, C);
+  expect_invalid_argument(
+      [&] { llmk::matmul_backward(Host(), dinp3, dweight, dbias, dout3, inp3, weight); },
+      {"'dinp'", "(2, 4, 4)", "(2, 3, 4)"},
+      {span_of("dinp", dinp3), span_of("dweight", dweight), span_of("dbias", dbias)});
+}
+
+// dout's T differs from the activations': reported on inp, whose expected
+// extents come from dout.
+TEST_F(BadInputs, Rank3DoutTimeDiffersFromInp) {
+  const auto dinp3 = random_view<Tensor3>("dinp", 7, B, T, C);
+  const auto dout3 = random_view<Tensor3>("dout", 8, B, T + 2, OC);
+  const auto inp3 = random_view<Tensor3>("inp", 9, B, T, C);
+  expect_invalid_argument(
+      [&] { llmk::matmul_backward(Host(), dinp3, dweight, dbias, dout3, inp3, weight); },
+      {"'inp'", "(2, 3, 4)", "(2, 5, 4)", "dout"},
+      {span_of("dinp", dinp3), span_of("dweight", dweight), span_of("dbias", dbias)});
+}
+
+// --- the raw-pointer API -------------------------------------------------------
+
+class RawBadInputs : public ::testing::Test {
+ protected:
+  static constexpr std::int64_t B = 2, T = 3, M = 6, C = 4, OC = 5;
+  std::vector<float> dinp = random_vector(M * C, 1), dweight = random_vector(OC * C, 2),
+                     dbias = random_vector(OC, 3), dout = random_vector(M * OC, 4),
+                     inp = random_vector(M * C, 5), weight = random_vector(OC * C, 6);
+
+  std::vector<Span> outputs() const {
+    return {span_of("dinp", dinp), span_of("dweight", dweight), span_of("dbias", dbias)};
+  }
+};
+
+// A null pointer for an array with elements (dbias excepted: null means "no
+// bias gradient").
+TEST_F(RawBadInputs, NullPointerWithNonZeroSize) {
+  struct NullCase {
+    const char* name;
+    const char* extents;
+  };
+  for (const NullCase& nc : {NullCase{"dinp", "(6, 4)"}, NullCase{"dweight", "(5, 4)"},
+                             NullCase{"dout", "(6, 5)"}, NullCase{"inp", "(6, 4)"},
+                             NullCase{"weight", "(5, 4)"}}) {
+    SCOPED_TRACE(nc.name);
+    const std::string name = nc.name;
+    const auto ptr = [&](std::vector<float>& v, const char* n) {
+      return name == n ? nullptr : v.data();
+    };
+    expect_invalid_argument(
+        [&] {
+          llmk::matmul_backward(Host(), ptr(dinp, "dinp"), ptr(dweight, "dweight"), dbias.data(),
+                                ptr(dout, "dout"), ptr(inp, "inp"), ptr(weight, "weight"), B, T, C,
+                                OC);
+        },
+        {"'" + name + "'", "null pointer", nc.extents}, outputs());
+  }
+}
+
+TEST_F(RawBadInputs, NegativeDimension) {
+  const char* names[] = {"B", "T", "C", "OC"};
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(names[i]);
+    std::int64_t dims[] = {B, T, C, OC};
+    dims[i] = -3;
+    expect_invalid_argument(
+        [&] {
+          llmk::matmul_backward(Host(), dinp.data(), dweight.data(), dbias.data(), dout.data(),
+                                inp.data(), weight.data(), dims[0], dims[1], dims[2], dims[3]);
+        },
+        {std::string("dimension ") + names[i] + " = -3", "negative"}, outputs());
+  }
+}
+
+// --- aliasing: outputs may overlap nothing else -------------------------------
+
+TEST_F(RawBadInputs, DinpIsInp) {
+  expect_invalid_argument(
+      [&] {
+        llmk::matmul_backward(Host(), inp.data(), dweight.data(), dbias.data(), dout.data(),
+                              inp.data(), weight.data(), B, T, C, OC);
+      },
+      {"output 'dinp' overlaps 'inp'"}, {span_of("inp (as dinp)", inp), span_of("dweight", dweight),
+                                         span_of("dbias", dbias)});
+}
+
+TEST_F(RawBadInputs, DweightIsWeight) {
+  expect_invalid_argument(
+      [&] {
+        llmk::matmul_backward(Host(), dinp.data(), weight.data(), dbias.data(), dout.data(),
+                              inp.data(), weight.data(), B, T, C, OC);
+      },
+      {"output 'dweight' overlaps 'weight'"},
+      {span_of("dinp", dinp), span_of("weight (as dweight)", weight), span_of("dbias", dbias)});
+}
+
+// One element in common: dinp starts at inp's last element.
+TEST_F(RawBadInputs, DinpOverlapsTheEndOfInp) {
+  std::vector<float> buffer = random_vector(2 * M * C, 7);
+  float* inp_ = buffer.data();
+  float* dinp_ = buffer.data() + M * C - 1;
+  expect_invalid_argument(
+      [&] {
+        llmk::matmul_backward(Host(), dinp_, dweight.data(), dbias.data(), dout.data(), inp_,
+                              weight.data(), B, T, C, OC);
+      },
+      {"output 'dinp' overlaps 'inp'"},
+      {span_of("buffer", buffer), span_of("dweight", dweight), span_of("dbias", dbias)});
+}
+
+TEST_F(RawBadInputs, OutputsAliasEachOther) {
+  std::vector<float> shared = random_vector(M * C, 8);  // M·C ≥ OC·C: holds either
+  expect_invalid_argument(
+      [&] {
+        llmk::matmul_backward(Host(), shared.data(), shared.data(), dbias.data(), dout.data(),
+                              inp.data(), weight.data(), B, T, C, OC);
+      },
+      {"output 'dinp' overlaps 'dweight'"}, {span_of("shared", shared), span_of("dbias", dbias)});
+}
+
+TEST_F(RawBadInputs, DbiasInsideDweight) {
+  expect_invalid_argument(
+      [&] {
+        llmk::matmul_backward(Host(), dinp.data(), dweight.data(), dweight.data() + C, dout.data(),
+                              inp.data(), weight.data(), B, T, C, OC);
+      },
+      {"output 'dweight' overlaps 'dbias'"}, {span_of("dinp", dinp), span_of("dweight", dweight)});
+}
+
+// The checks are not stricter than they should be: adjacent arrays in one
+// buffer, and inputs sharing memory, are fine.
+TEST_F(RawBadInputs, AdjacentArraysAndSharedInputsAreAccepted) {
+  std::vector<float> buffer = random_vector(2 * M * C, 9);
+  EXPECT_NO_THROW(llmk::matmul_backward(Host(), buffer.data() + M * C, dweight.data(), dbias.data(),
+                                        dout.data(), buffer.data(), weight.data(), B, T, C, OC));
+  // inp and weight the same M×C = OC×C floats (M = OC = 5).
+  std::vector<float> dinp5 = random_vector(5 * C, 10), shared = random_vector(5 * C, 11);
+  EXPECT_NO_THROW(llmk::matmul_backward(Host(), dinp5.data(), dweight.data(), dbias.data(),
+                                        dout.data(), shared.data(), shared.data(), 1, 5, C, OC));
+  Host().fence();
+}
+
+// --- non-contiguous views ------------------------------------------------------
+// llmk's view types are LayoutRight, so a strided subview (LayoutStride) does
+// not convert to them: passing one is a compile error, not a run-time one; a
+// subview of whole rows is contiguous and valid. A padded allocation is the
+// way a non-contiguous LayoutRight view reaches the API: Kokkos pads a row of
+// C = 100 floats to a multiple of its alignment.
+
+TEST_F(BadInputs, PaddedRank2View) {
+  constexpr std::int64_t Cp = 100;
+  Matrix padded(Kokkos::view_alloc(std::string("dinp"), Kokkos::AllowPadding), M, Cp);
+  if (padded.span_is_contiguous()) GTEST_SKIP() << "this Kokkos does not pad a row of 100 floats";
+  Kokkos::deep_copy(padded, 0.5f);
+  const auto dweight_ = random_view<Matrix>("dweight", 7, OC, Cp);
+  const auto inp_ = random_view<Matrix>("inp", 8, M, Cp);
+  const auto weight_ = random_view<Matrix>("weight", 9, OC, Cp);
+  expect_invalid_argument([&] { call(padded, dweight_, dbias, dout, inp_, weight_); },
+                          {"'dinp'", "(6, 100)", "not contiguous"},
+                          {span_of("dinp", padded), span_of("dweight", dweight_),
+                           span_of("dbias", dbias)});
+}
+
+TEST_F(BadInputs, PaddedRank3View) {
+  constexpr std::int64_t Cp = 100;
+  Tensor3 padded(Kokkos::view_alloc(std::string("inp"), Kokkos::AllowPadding), B, T, Cp);
+  if (padded.span_is_contiguous()) GTEST_SKIP() << "this Kokkos does not pad a B×T×100 view";
+  Kokkos::deep_copy(padded, 0.25f);
+  const auto dinp3 = random_view<Tensor3>("dinp", 7, B, T, Cp);
+  const auto dout3 = random_view<Tensor3>("dout", 8, B, T, OC);
+  const auto dweight_ = random_view<Matrix>("dweight", 9, OC, Cp);
+  const auto weight_ = random_view<Matrix>("weight", 10, OC, Cp);
+  expect_invalid_argument(
+      [&] { llmk::matmul_backward(Host(), dinp3, dweight_, dbias, dout3, padded, weight_); },
+      {"'inp'", "(2, 3, 100)", "not contiguous"},
+      {span_of("dinp", dinp3), span_of("dweight", dweight_), span_of("dbias", dbias)});
+}
+
+// --- implementations -----------------------------------------------------------
+
+TEST_F(BadInputs, UnavailableImplementation) {
+  int unavailable = 0;
+  for (llmk::Impl impl : llmk::all_impls()) {
+    if (llmk::impl_available<Host>(impl)) continue;
+    ++unavailable;
+    SCOPED_TRACE(llmk::impl_name(impl));
+    expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, inp, weight, impl); },
+                            {"'" + std::string(llmk::impl_name(impl)) + "'", "not available",
+                             std::string(Host::name())},
+                            outputs());
+  }
+  if (unavailable == 0) GTEST_SKIP() << "every implementation is available on " << Host::name();
+}
+
+// Asking for an implementation the space lacks is an error whatever the sizes:
+// code that passes its tests on small or empty problems must not fail later.
+TEST_F(BadInputs, UnavailableImplementationOnEmptyProblem) {
+  const Matrix dinp0("dinp", M, 0), dweight0("dweight", OC, 0), inp0("inp", M, 0),
+      weight0("weight", OC, 0);
+  for (llmk::Impl impl : llmk::all_impls()) {
+    if (llmk::impl_available<Host>(impl)) continue;
+    SCOPED_TRACE(llmk::impl_name(impl));
+    expect_invalid_argument([&] { call(dinp0, dweight0, dbias, dout, inp0, weight0, impl); },
+                            {"'" + std::string(llmk::impl_name(impl)) + "'", "not available"},
+                            {span_of("dbias", dbias)});
+  }
+}
+
+TEST_F(BadInputs, InvalidImplValue) {
+  expect_invalid_argument(
+      [&] { call(dinp, dweight, dbias, dout, inp, weight, static_cast<llmk::Impl>(42)); },
+      {"options.impl", "not a valid llmk::Impl"}, outputs());
+}
+
+TEST(ParseImpl, UnknownNameListsTheValidOnes) {
+  try {
+    llmk::parse_impl("cuda-graphs");
+    ADD_FAILURE() << "no exception thrown";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("'cuda-graphs'"));
+    EXPECT_THAT(e.what(), HasSubstr("auto"));
+    for (llmk::Impl impl : llmk::all_impls())
+      EXPECT_THAT(e.what(), HasSubstr(std::string(llmk::impl_name(impl))));
+  }
+  EXPECT_THROW(llmk::parse_impl(""), std::invalid_argument);
+  EXPECT_THROW(llmk::parse_impl("Naive"), std::invalid_argument);  // names are lower case
+}
+
+TEST(ParseImpl, RoundTripsEveryName) {
+  EXPECT_EQ(llmk::parse_impl("auto"), llmk::Impl::Auto);
+  for (llmk::Impl impl : llmk::all_impls())
+    EXPECT_EQ(llmk::parse_impl(llmk::impl_name(impl)), impl);
+}
+
+// --- memory spaces (CUDA builds) -------------------------------------------------
+
+#ifdef KOKKOS_ENABLE_CUDA
+TEST_F(RawBadInputs, DevicePointerOnAHostSpace) {
+  Kokkos::View<float*, Kokkos::LayoutRight, Kokkos::CudaSpace> device_dinp("dinp", M * C);
+  expect_invalid_argument(
+      [&] {
+        llmk::matmul_backward(Host(), device_dinp.data(), dweight.data(), dbias.data(),
+                              dout.data(), inp.data(), weight.data(), B, T, C, OC);
+      },
+      {"'dinp'", "(6, 4)", "device memory"},
+      {span_of("dweight", dweight), span_of("dbias", dbias)});
+}
+#endif
+
+}  // namespace
