@@ -12,7 +12,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 results=${OUT:-$here/results}
 mkdir -p "$results"
 export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
+export OMP_PROC_BIND=${OMP_PROC_BIND:-false}  # see scripts/perf.sh
 
 steps=() perf_args=()
 while [ $# -gt 0 ]; do

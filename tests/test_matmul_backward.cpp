@@ -114,6 +114,44 @@ TEST_P(NanInDout, ReachesItsRowsAndBiasOnly) {
 INSTANTIATE_TEST_SUITE_P(AllImpls, NanInDout,
                          ::testing::ValuesIn(impls_under_test<Space>()), impl_test_name);
 
+// --- determinism ----------------------------------------------------------------
+
+class Deterministic : public ::testing::TestWithParam<llmk::Impl> {};
+
+// The same inputs and initial gradients give bitwise identical outputs from run
+// to run (no floating-point atomics, fixed reduction orders). The shape spans
+// several tiles, K chunks and dbias row segments on every backend, with
+// remainders everywhere.
+TEST_P(Deterministic, BitwiseIdenticalRuns) {
+  const HostProblem p = make_problem({"det", 3, 347, 201, 531});
+  Results first;
+  for (int run = 0; run < 3; ++run) {
+    const DeviceProblem<Space> d(p);
+    run_matmul_backward(d, Entry::Rank2Views, GetParam());
+    Results r;
+    ASSERT_TRUE(download_results(d, p, r));
+    if (run == 0) {
+      first = r;
+      continue;
+    }
+    EXPECT_TRUE(bitwise_equal("dinp", r.dinp, first.dinp)) << "run " << run;
+    EXPECT_TRUE(bitwise_equal("dweight", r.dweight, first.dweight)) << "run " << run;
+    EXPECT_TRUE(bitwise_equal("dbias", r.dbias, first.dbias)) << "run " << run;
+  }
+}
+
+// The portable implementations promise determinism; the vendor libraries
+// (OpenBLAS, cuBLAS) make no such promise, so they are not held to it.
+std::vector<llmk::Impl> portable_impls() {
+  std::vector<llmk::Impl> impls;
+  for (llmk::Impl impl : {llmk::Impl::Naive, llmk::Impl::Team, llmk::Impl::Tiled})
+    if (llmk::impl_available<Space>(impl)) impls.push_back(impl);
+  return impls;
+}
+
+INSTANTIATE_TEST_SUITE_P(PortableImpls, Deterministic, ::testing::ValuesIn(portable_impls()),
+                         impl_test_name);
+
 // --- edge cases of the raw-pointer API -----------------------------------------
 
 class RawPointerEdges : public ::testing::TestWithParam<llmk::Impl> {};
