@@ -39,7 +39,7 @@ void team_row_products(const ExecSpace& exec, const char* label, const Matrix<Ex
             coef(k) = TransA ? A(k0 + k, r) : A(r, k0 + k);
           });
           team.team_barrier();
-          if constexpr (Tuning::k_outer) {
+          if (Tuning::k_outer) {  // not constexpr: nvcc's extended lambdas may not first-capture there
             // Host: the seed's loop order, rank-1 updates along contiguous rows
             // of B (a vectorized loop; out's row stays in L1). Each thread
             // keeps the same columns for every k, so no barrier is needed.
