@@ -1,7 +1,9 @@
 // Implementation "team": hierarchical Kokkos. A team owns one output row; it
 // stages a chunk of that row's coefficients in team scratch, then its threads
 // (TeamThreadRange) and vector lanes (ThreadVectorRange) sweep the row's
-// columns, lanes on consecutive columns so that GPU loads coalesce.
+// columns, lanes on consecutive columns so that GPU loads coalesce. Host
+// spaces instead take the chunk's coefficients one by one and update the
+// whole row (TeamTuning::k_outer), which vectorizes.
 // dbias: the seed's shared-memory kernel (one team per channel).
 #pragma once
 
