@@ -28,8 +28,8 @@ struct TeamTuning {
   static constexpr int reduce_team_size = 1;  // dbias: threads per output channel
   static constexpr int scratch_chunk = 1024;  // floats staged in team scratch per step
   // team: k outer, columns inner (rank-1 updates that vectorize) rather than a
-  // dot product per column down a strided column of B (130 s a call at the seed
-  // shape on 2 cores, against a few seconds this way).
+  // dot product per column down a strided column of B (projected 130-160 s a
+  // call at the seed shape on 2 busy cores; 6.3 s this way, docs/performance.md).
   static constexpr bool k_outer = true;
 };
 
