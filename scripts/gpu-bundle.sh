@@ -9,19 +9,26 @@
 # There, `bash <bundle>/run.sh` runs the whole test suite (large tests too),
 # a compute-sanitizer pass and the perf driver; see docs/gpu.md.
 #
-# usage: scripts/gpu-bundle.sh [--out DIR]     (default: .gpu-bundle, git-ignored)
+# usage: scripts/gpu-bundle.sh [--out DIR] [--kokkos 3.4.01|4.6.01]
+#   --out     default .gpu-bundle (git-ignored)
+#   --kokkos  the Kokkos version to build against (default 3.4.01)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 out="$LLMK_ROOT/.gpu-bundle"
+version=$LLMK_KOKKOS_DEFAULT
 while [ $# -gt 0 ]; do
   case $1 in
     --out) out=$2; shift 2 ;;
+    --out=*) out=${1#*=}; shift ;;
+    --kokkos) version=$2; shift 2 ;;
+    --kokkos=*) version=${1#*=}; shift ;;
     *) llmk_die "gpu-bundle.sh: unknown argument '$1'" ;;
   esac
 done
+llmk_check_kokkos_version "$version"
 
-llmk_setup_and_build cuda
+llmk_setup_and_build cuda "$version"
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
 for exe in "$LLMK_BUILD_DIR"/tests/llmk_tests_* "$LLMK_BUILD_DIR"/perf/llmk-perf; do
   [ -x "$exe" ] || continue

@@ -2,9 +2,21 @@
 # Set up everything needed (first run: a few minutes), build llmk and run its
 # test suite with CTest.
 #
-# usage: scripts/test.sh [--backend openmp|cuda] [--large] [extra ctest arguments]
-#   --large  also run the tests labelled `large` (the seed shape; slow on a CPU)
-# Without a GPU, the Cuda tests of a cuda build report themselves skipped.
+# usage: scripts/test.sh [--backend openmp|cuda] [--kokkos 3.4.01|4.6.01] [--large]
+#                        [extra ctest arguments]
+#   --kokkos  the Kokkos version to build against (default 3.4.01; see setup.sh);
+#             build/<backend> for 3.4.01, build/<backend>-kokkos<version> otherwise
+#   --large   also run the tests labelled `large` (the seed shape; slow on a CPU)
+#   --sanitize address|thread
+#             OpenMP only, in build/<...>-asan or -tsan (Kokkos itself is not
+#             instrumented): `address` builds llmk and the tests with ASan+UBSan
+#             and runs the whole suite (the large tests too with --large;
+#             LLMK_SKIP_HUGE=1 leaves out the M >= 2^31 tests, 7 minutes
+#             under ASan); `thread` builds with TSan and runs the tests
+#             labelled `concurrency` with one OpenMP thread (libgomp is not
+#             instrumented: its own threads would be reported as races)
+# Without a GPU, the Cuda tests of a cuda build report themselves skipped (where
+# no CUDA driver is installed, through the toolkit's libcuda stub: common.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 llmk_parse_backend "$@"
@@ -12,15 +24,36 @@ llmk_parse_backend "$@"
 export OMP_PROC_BIND=${OMP_PROC_BIND:-false}
 
 ctest_args=(--output-on-failure -j "$LLMK_JOBS")
-large=0
-for a in "${REST_ARGS[@]}"; do
-  case $a in
-    --large) large=1 ;;
-    *) ctest_args+=("$a") ;;
+large=0 sanitize=
+set -- ${REST_ARGS[@]+"${REST_ARGS[@]}"}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --large) large=1; shift ;;
+    --sanitize) sanitize=$2; shift 2 ;;
+    --sanitize=*) sanitize=${1#*=}; shift ;;
+    *) ctest_args+=("$1"); shift ;;
   esac
 done
-[ $large = 1 ] || ctest_args+=(-LE large)
+excluded=()
+[ $large = 1 ] || excluded+=(large)
+case $sanitize in
+  '') ;;
+  address|thread)
+    [ "$BACKEND" = openmp ] || llmk_die "--sanitize needs --backend openmp (nvcc builds are not instrumented)"
+    LLMK_BUILD_SUFFIX=-${sanitize:0:1}san
+    LLMK_CMAKE_ARGS=(-DLLMK_SANITIZE=$sanitize -DLLMK_BUILD_PERF=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+    [ -z "${LLMK_SKIP_HUGE:-}" ] || excluded+=(huge)
+    if [ "$sanitize" = thread ]; then
+      export OMP_NUM_THREADS=1
+      ctest_args+=(-L concurrency)
+    fi ;;
+  *) llmk_die "--sanitize must be address or thread, got '$sanitize'" ;;
+esac
+if [ ${#excluded[@]} -gt 0 ]; then
+  ctest_args+=(-LE "$(IFS='|'; echo "${excluded[*]}")")
+fi
 
-llmk_setup_and_build "$BACKEND"
+llmk_setup_and_build "$BACKEND" "$KOKKOS_VERSION"
+if [ "$BACKEND" = cuda ]; then llmk_cuda_stub_env; fi
 llmk_log "ctest ${ctest_args[*]}"
 cd "$LLMK_BUILD_DIR" && ctest "${ctest_args[@]}"
