@@ -7,8 +7,12 @@ include(CMakePackageConfigHelpers)
 install(TARGETS llmk EXPORT llmkTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/llmk DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.hpp")
+# The public headers only: everything else is internal to the library.
+install(FILES
+    ${PROJECT_SOURCE_DIR}/src/llmk/context.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/matmul_backward.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/types.hpp
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/llmk)
 install(EXPORT llmkTargets NAMESPACE llmk:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/llmk)
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/llmkConfig.cmake.in

@@ -1,36 +1,9 @@
 #include "cublas_handles.hpp"
 
-#include <Kokkos_Core.hpp>
-
-#include <mutex>
 #include <stdexcept>
 #include <string>
 
-namespace llmk::detail {
-namespace {
-
-std::mutex handle_mutex;
-cublasHandle_t blas = nullptr;
-cublasLtHandle_t lt = nullptr;
-bool hook_registered = false;
-
-void destroy_handles() {
-  std::lock_guard<std::mutex> lock(handle_mutex);
-  if (blas) cublasDestroy(blas);
-  if (lt) cublasLtDestroy(lt);
-  blas = nullptr;
-  lt = nullptr;
-  hook_registered = false;  // a later Kokkos::initialize starts afresh
-}
-
-void register_hook_locked() {
-  if (!hook_registered) {
-    Kokkos::push_finalize_hook(destroy_handles);
-    hook_registered = true;
-  }
-}
-
-}  // namespace
+namespace llmk::backends {
 
 void check_cublas(cublasStatus_t status, const char* call) {
   if (status != CUBLAS_STATUS_SUCCESS) {
@@ -40,22 +13,22 @@ void check_cublas(cublasStatus_t status, const char* call) {
   }
 }
 
-cublasHandle_t cublas_handle() {
-  std::lock_guard<std::mutex> lock(handle_mutex);
-  if (!blas) {
-    check_cublas(cublasCreate(&blas), "cublasCreate");
-    register_hook_locked();
+CublasHandle::CublasHandle(const Kokkos::Cuda& exec) {
+  check_cublas(cublasCreate(&handle_), "cublasCreate");
+  // The context's stream, for good: the handle belongs to it.
+  const cublasStatus_t status = cublasSetStream(handle_, exec.cuda_stream());
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    cublasDestroy(handle_);
+    check_cublas(status, "cublasSetStream");
   }
-  return blas;
 }
 
-cublasLtHandle_t cublaslt_handle() {
-  std::lock_guard<std::mutex> lock(handle_mutex);
-  if (!lt) {
-    check_cublas(cublasLtCreate(&lt), "cublasLtCreate");
-    register_hook_locked();
-  }
-  return lt;
+CublasHandle::~CublasHandle() { cublasDestroy(handle_); }
+
+CublasLtHandle::CublasLtHandle(const Kokkos::Cuda&) {
+  check_cublas(cublasLtCreate(&handle_), "cublasLtCreate");
 }
 
-}  // namespace llmk::detail
+CublasLtHandle::~CublasLtHandle() { cublasLtDestroy(handle_); }
+
+}  // namespace llmk::backends

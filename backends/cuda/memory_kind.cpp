@@ -1,6 +1,6 @@
 // CUDA builds: ask the CUDA runtime where a pointer lives.
 #include <cuda_runtime.h>
-#include <llmk/detail/validate.hpp>
+#include <core/validate.hpp>
 
 namespace llmk::detail {
 

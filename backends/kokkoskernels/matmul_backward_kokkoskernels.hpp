@@ -1,33 +1,32 @@
 // Implementation "kokkoskernels": the two products through KokkosBlas::gemm,
 // which itself dispatches at compile time to its TPLs (OpenBLAS on host spaces,
-// cuBLAS on Cuda) when KokkosKernels was built with them. Included only when
-// llmk is built with KokkosKernels (LLMK_HAVE_KOKKOSKERNELS).
+// cuBLAS on Cuda) when KokkosKernels was built with them; dbias: column_sums.
+// Declared in every build (its name is known everywhere); run() is compiled
+// only with KokkosKernels (LLMK_HAVE_KOKKOSKERNELS, backends/CMakeLists.txt).
 #pragma once
 
-#include <KokkosBlas3_gemm.hpp>
-#include <llmk/compat.hpp>
-#include <llmk/detail/problem.hpp>
-#include <llmk/kernels/bias.hpp>
+#include <ops/matmul_backward/problem.hpp>
 
-namespace llmk::detail {
+namespace llmk::op::matmul_backward {
 
-template <class ExecSpace>
-struct Implementation<ExecSpace, Impl::KokkosKernels> {
-  static constexpr bool available = true;
-  static void run(const ExecSpace& exec, const Problem<ExecSpace>& p,
-                  const MatmulBackwardOptions&) {
-    // KokkosKernels 3.4's gemm takes no execution-space instance: it runs on
-    // the space's default instance. Fence the caller's instance first (its
-    // earlier work may produce our inputs) and the default instance after, so
-    // that work enqueued on `exec` next sees the results.
-    compat::fence(exec);
-    // dinp (M×C) += dout (M×OC) · weight (OC×C)
-    KokkosBlas::gemm("N", "N", 1.0f, p.dout, p.weight, 1.0f, p.dinp);
-    // dweight (OC×C) += doutᵀ (OC×M) · inp (M×C)
-    KokkosBlas::gemm("T", "N", 1.0f, p.dout, p.inp, 1.0f, p.dweight);
-    compat::fence(ExecSpace());
-    if (p.has_bias()) kernels::bias_columns(exec, p.dbias, p.dout);
+struct KokkosKernels : ImplDefaults {
+  static constexpr std::string_view name = "kokkoskernels";
+  static constexpr bool compiled = LLMK_HAVE_KOKKOSKERNELS;
+  // The BLAS under KokkosBlas::gemm takes int sizes (OpenBLAS's interface, and
+  // Kokkos 3.4's cuBLAS TPL calls the int API), and KokkosBlas counts a
+  // matrix's elements in int: on an H200, 2³¹ − 1 rows of a dout with OC = 2
+  // (2³² elements) gave wrong dinp rows, silently.
+  static constexpr index_t max_rows = core::kInt32Max;
+  static constexpr index_t max_operand_elements = core::kInt32Max;
+  static constexpr index_t max_cols = core::kInt32Max;
+
+  template <class ExecSpace>
+  static void workspace(core::WorkspaceSize& size, const Sizes& s) {
+    if (s.bias) add_bias_pass_workspace<ExecSpace>(size, bias, s.M, s.OC);
   }
+
+  template <class ExecSpace>
+  static void run(Call<ExecSpace>& call, const Problem<ExecSpace>& p);
 };
 
-}  // namespace llmk::detail
+}  // namespace llmk::op::matmul_backward

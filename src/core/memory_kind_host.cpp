@@ -1,5 +1,5 @@
 // Host-only builds: every pointer is host memory.
-#include <llmk/detail/validate.hpp>
+#include <core/validate.hpp>
 
 namespace llmk::detail {
 

@@ -1,4 +1,4 @@
-#include <llmk/detail/validate.hpp>
+#include <core/validate.hpp>
 
 #include <sstream>
 #include <stdexcept>
@@ -25,12 +25,12 @@ static std::string list_string(std::initializer_list<index_t> values) {
   return s.str();
 }
 
-void expect_extents(const ArgInfo& a, std::initializer_list<index_t> expected, const char* how) {
+void expect_extents(const char* op, const ArgInfo& a, std::initializer_list<index_t> expected, const char* how) {
   bool ok = a.rank == int(expected.size());
   int r = 0;
   for (index_t e : expected) ok = ok && a.extents[r++] == e;
   if (!ok) {
-    throw std::invalid_argument("llmk::matmul_backward: argument '" + std::string(a.name) +
+    throw std::invalid_argument(std::string(op) + ": argument '" + std::string(a.name) +
                                 "' has extents " + extents_string(a) + " but " + how + " = " +
                                 list_string(expected) + " was expected");
   }
@@ -42,14 +42,14 @@ static bool overlap(const ArgInfo& a, const ArgInfo& b) {
   return a0 < b0 + b.bytes && b0 < a0 + a.bytes;
 }
 
-void check_storage(std::initializer_list<ArgInfo> args) {
+void check_storage(const char* op, std::initializer_list<ArgInfo> args) {
   for (const ArgInfo& a : args) {
     if (a.data == nullptr && a.bytes != 0) {
-      throw std::invalid_argument("llmk::matmul_backward: argument '" + std::string(a.name) +
+      throw std::invalid_argument(std::string(op) + ": argument '" + std::string(a.name) +
                                   "' is a null pointer but has extents " + extents_string(a));
     }
     if (!a.contiguous) {
-      throw std::invalid_argument("llmk::matmul_backward: argument '" + std::string(a.name) +
+      throw std::invalid_argument(std::string(op) + ": argument '" + std::string(a.name) +
                                   "' with extents " + extents_string(a) +
                                   " is not contiguous; a dense row-major (LayoutRight, "
                                   "unpadded) view was expected");
@@ -59,7 +59,7 @@ void check_storage(std::initializer_list<ArgInfo> args) {
     if (!out.is_output) continue;
     for (const ArgInfo& other : args) {
       if (&other == &out || !overlap(out, other)) continue;
-      throw std::invalid_argument("llmk::matmul_backward: output '" + std::string(out.name) +
+      throw std::invalid_argument(std::string(op) + ": output '" + std::string(out.name) +
                                   "' overlaps '" + other.name +
                                   "' in memory; outputs must not alias inputs or other outputs");
     }

@@ -1,4 +1,5 @@
-// Argument checks shared by every entry point. Each throws std::invalid_argument
+// Argument checks shared by every operation's entry points (`op` is the
+// operation's name in messages, e.g. "llmk::matmul_backward"). Each throws std::invalid_argument
 // whose message names the argument, what it has and what was expected; they run
 // before any output is touched.
 #pragma once
@@ -39,17 +40,17 @@ ArgInfo arg_info(const char* name, const View& v, bool is_output) {
 
 // Throws unless `a` has exactly `expected` extents; `how` explains where the
 // expected extents come from, e.g. "(M, C) from dout and weight".
-void expect_extents(const ArgInfo& a, std::initializer_list<index_t> expected, const char* how);
+void expect_extents(const char* op, const ArgInfo& a, std::initializer_list<index_t> expected, const char* how);
 
 // Null data with a non-zero size, non-contiguous storage, and any output that
 // overlaps an input or another output.
-void check_storage(std::initializer_list<ArgInfo> args);
+void check_storage(const char* op, std::initializer_list<ArgInfo> args);
 
 std::string extents_string(const ArgInfo& a);
 
 // Where a pointer lives, as far as this build can tell: CUDA builds ask the
 // CUDA runtime (backends/cuda/memory_kind.cpp); host-only builds know only
-// host memory (src/memory_kind_host.cpp).
+// host memory (src/core/memory_kind_host.cpp).
 enum class MemoryKind { Host, Device, Managed };
 MemoryKind memory_kind(const void* ptr);
 
@@ -57,7 +58,7 @@ MemoryKind memory_kind(const void* ptr);
 // access: a host pointer handed to Kokkos::Cuda, or a device pointer handed to
 // a host space, is named in the message instead of crashing the kernel.
 template <class ExecSpace>
-void check_memory_space(std::initializer_list<ArgInfo> args) {
+void check_memory_space(const char* op, std::initializer_list<ArgInfo> args) {
   constexpr bool on_device =
       !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
   for (const ArgInfo& a : args) {
@@ -65,7 +66,7 @@ void check_memory_space(std::initializer_list<ArgInfo> args) {
     const MemoryKind kind = memory_kind(a.data);
     const bool ok = kind == MemoryKind::Managed || (kind == MemoryKind::Device) == on_device;
     if (!ok) {
-      throw std::invalid_argument(std::string("llmk::matmul_backward: argument '") + a.name +
+      throw std::invalid_argument(std::string(op) + ": argument '" + a.name +
                                   "' with extents " + extents_string(a) + " is in " +
                                   (kind == MemoryKind::Device ? "device" : "host") +
                                   " memory, but execution space " + ExecSpace::name() +

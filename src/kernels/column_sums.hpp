@@ -1,26 +1,29 @@
-// dbias[o] += Σ_m dout[m, o]: portable Kokkos reductions, all adding to dbias
-// (not overwriting) and all deterministic (no floating-point atomics):
-//  - bias_naive:   the seed's naive kernel, one thread per channel (double sums);
-//  - bias_team:    the seed's shared-memory kernel, one team per channel,
-//                  coarsened thread sums, a team reduction (double sums);
-//  - bias_columns: bandwidth-bound column sums. Reading a column of a row-major
-//                  matrix is a strided gather; instead, teams read row segments
-//                  of a block of columns (coalesced on GPUs, unit-stride on
-//                  CPUs), then a second pass adds the segments' partial sums.
+// Column sums of a row-major matrix, out[c] += Σ_r in[r, c]: a building block
+// of every operation whose gradient sums over rows (matmul's dbias,
+// layernorm's dgamma and dbeta). Portable Kokkos, all adding to `out` (not
+// overwriting) and all deterministic (no floating-point atomics):
+//  - column_sums_naive: the seed's naive bias kernel, one thread per column
+//                       (double sums);
+//  - column_sums_team:  the seed's shared-memory bias kernel, one team per
+//                       column, coarsened thread sums, a team reduction;
+//  - column_sums:       bandwidth-bound. Reading a column of a row-major
+//                       matrix is a strided gather; instead, teams read row
+//                       segments of a block of columns (coalesced on GPUs,
+//                       unit-stride on CPUs), then a second pass adds the
+//                       segments' partial sums, kept in a workspace.
 #pragma once
 
-#include <llmk/detail/workspace.hpp>
-#include <llmk/kernels/tuning.hpp>
+#include <kernels/tuning.hpp>
 #include <llmk/types.hpp>
 
 namespace llmk::kernels {
 
 template <class ExecSpace>
-void bias_naive(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
-                const ConstMatrix<ExecSpace>& dout) {
+void column_sums_naive(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
+                       const ConstMatrix<ExecSpace>& dout) {
   const index_t M = dout.extent(0);
   Kokkos::parallel_for(
-      "llmk::bias_naive", Range<ExecSpace>(exec, 0, index_t(dout.extent(1))),
+      "llmk::column_sums_naive", Range<ExecSpace>(exec, 0, index_t(dout.extent(1))),
       KOKKOS_LAMBDA(const index_t o) {
         double sum = 0.0;
         for (index_t m = 0; m < M; ++m) sum += dout(m, o);
@@ -29,14 +32,14 @@ void bias_naive(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
 }
 
 template <class ExecSpace>
-void bias_team(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
-               const ConstMatrix<ExecSpace>& dout) {
+void column_sums_team(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
+                      const ConstMatrix<ExecSpace>& dout) {
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   using Member = typename Policy::member_type;
   const index_t M = dout.extent(0);
   const Policy policy(exec, index_t(dout.extent(1)), TeamTuning<ExecSpace>::reduce_team_size);
   Kokkos::parallel_for(
-      "llmk::bias_team", policy, KOKKOS_LAMBDA(const Member& team) {
+      "llmk::column_sums_team", policy, KOKKOS_LAMBDA(const Member& team) {
         const index_t o = team.league_rank();
         double sum = 0.0;
         Kokkos::parallel_reduce(
@@ -46,9 +49,18 @@ void bias_team(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
       });
 }
 
+// Floats of workspace column_sums needs for an M × OC matrix: one partial sum
+// per row segment and column.
 template <class ExecSpace>
-void bias_columns(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
-                  const ConstMatrix<ExecSpace>& dout) {
+index_t column_sums_workspace(index_t M, index_t OC) {
+  constexpr index_t segment_rows = ColumnSumTuning<ExecSpace>::rows_per_segment;
+  return (M + segment_rows - 1) / segment_rows * OC;
+}
+
+// `partial`: column_sums_workspace(M, OC) floats in ExecSpace's memory.
+template <class ExecSpace>
+void column_sums(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
+                 const ConstMatrix<ExecSpace>& dout, float* const partial) {
   using Tuning = ColumnSumTuning<ExecSpace>;
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   using Member = typename Policy::member_type;
@@ -62,13 +74,13 @@ void bias_columns(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
   const index_t M = dout.extent(0), OC = dout.extent(1);
   const index_t col_blocks = (OC + block_cols - 1) / block_cols;
   const index_t segments = (M + segment_rows - 1) / segment_rows;
-  const auto partial = detail::Workspace<ExecSpace>::get(segments * OC);  // [segment][column]
+  // partial: [segment][column]
 
   // Pass 1: partial(seg, c) = Σ over the segment's rows of dout(m, c).
   Policy policy(exec, col_blocks * segments, team_size, lanes);
   policy = policy.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(team_size, block_cols)));
   Kokkos::parallel_for(
-      "llmk::bias_columns_partial", policy, KOKKOS_LAMBDA(const Member& team) {
+      "llmk::column_sums_partial", policy, KOKKOS_LAMBDA(const Member& team) {
         const index_t block = team.league_rank() % col_blocks;
         const index_t seg = team.league_rank() / col_blocks;
         const index_t c0 = block * block_cols, m0 = seg * segment_rows;
@@ -100,16 +112,16 @@ void bias_columns(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
             if (c0 + col >= OC) return;
             float sum = 0.0f;
             for (int t = 0; t < team_size; ++t) sum += thread_sums(t, col);
-            partial(seg * OC + c0 + col) = sum;
+            partial[seg * OC + c0 + col] = sum;
           });
         });
       });
 
   // Pass 2: dbias(c) += Σ_seg partial(seg, c), segments in order, in double.
   Kokkos::parallel_for(
-      "llmk::bias_columns_final", Range<ExecSpace>(exec, 0, OC), KOKKOS_LAMBDA(const index_t c) {
+      "llmk::column_sums_final", Range<ExecSpace>(exec, 0, OC), KOKKOS_LAMBDA(const index_t c) {
         double sum = 0.0;
-        for (index_t seg = 0; seg < segments; ++seg) sum += partial(seg * OC + c);
+        for (index_t seg = 0; seg < segments; ++seg) sum += partial[seg * OC + c];
         dbias(c) += float(sum);
       });
 }

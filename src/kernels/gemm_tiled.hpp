@@ -1,4 +1,4 @@
-// Implementation "tiled": both products as one hierarchical Kokkos GEMM,
+// A hierarchical Kokkos GEMM, the kernel of matmul's "tiled" implementation:
 //
 //   D (R × N) += op(A) · B,   B row-major K × N,
 //   dinp    (M × C)  += dout · weight     TransA = false: op(A)(r, k) = dout(r, k)
@@ -32,9 +32,8 @@
 // order; no atomics.
 #pragma once
 
-#include <llmk/detail/problem.hpp>
-#include <llmk/kernels/bias.hpp>
-#include <llmk/kernels/tuning.hpp>
+#include <kernels/tuning.hpp>
+#include <llmk/types.hpp>
 
 #include <cstdint>
 #include <type_traits>
@@ -330,34 +329,4 @@ class TiledGemm {
   }
 };
 
-// dinp += dout·weight; dweight += doutᵀ·inp; dbias += Σ_rows dout, the latter
-// inside the dweight kernel (fuse_bias) or by bias_columns.
-template <class ExecSpace, class Tuning = TiledTuning<ExecSpace>>
-void tiled_backward(const ExecSpace& exec, const detail::Problem<ExecSpace>& p,
-                    const bool fuse_bias = Tuning::fuse_bias) {
-  TiledGemm<false, false, ExecSpace, Tuning>(p.dinp, p.dout, p.weight)
-      .run(exec, "llmk::dinp_tiled");
-  if (p.has_bias() && fuse_bias) {
-    TiledGemm<true, true, ExecSpace, Tuning>(p.dweight, p.dout, p.inp, p.dbias)
-        .run(exec, "llmk::dweight_dbias_tiled");
-  } else {
-    TiledGemm<true, false, ExecSpace, Tuning>(p.dweight, p.dout, p.inp)
-        .run(exec, "llmk::dweight_tiled");
-    if (p.has_bias()) bias_columns(exec, p.dbias, p.dout);
-  }
-}
-
 }  // namespace llmk::kernels
-
-namespace llmk::detail {
-
-template <class ExecSpace>
-struct Implementation<ExecSpace, Impl::Tiled> {
-  static constexpr bool available = true;
-  static void run(const ExecSpace& exec, const Problem<ExecSpace>& p,
-                  const MatmulBackwardOptions&) {
-    kernels::tiled_backward(exec, p);
-  }
-};
-
-}  // namespace llmk::detail

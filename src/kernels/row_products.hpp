@@ -1,21 +1,20 @@
-// Implementation "team": hierarchical Kokkos. A team owns one output row; it
+// Row products out(r, :) += Σ_k opA(r, k) · B(k, :) with one team per output
+// row (the kernel of matmul's "team" implementation). A team owns one row; it
 // stages a chunk of that row's coefficients in team scratch, then its threads
 // (TeamThreadRange) and vector lanes (ThreadVectorRange) sweep the row's
 // columns, lanes on consecutive columns so that GPU loads coalesce. Host
 // spaces instead take the chunk's coefficients one by one and update the
 // whole row (TeamTuning::k_outer), which vectorizes.
-// dbias: the seed's shared-memory kernel (one team per channel).
 #pragma once
 
-#include <llmk/detail/problem.hpp>
-#include <llmk/kernels/bias.hpp>
-#include <llmk/kernels/tuning.hpp>
+#include <kernels/tuning.hpp>
+#include <llmk/types.hpp>
 
 namespace llmk::kernels {
 
 // out(r, c) += Σ_k opA(r, k) · B(k, c), with opA = A (TransA = false) or Aᵀ.
-// dinp    = team_row_products<false>(dinp, dout, weight)
-// dweight = team_row_products<true>(dweight, dout, inp)
+// The league has a team per row of out: Kokkos 3's league size is an int, so
+// out may have at most 2³¹ − 1 rows.
 template <bool TransA, class ExecSpace>
 void team_row_products(const ExecSpace& exec, const char* label, const Matrix<ExecSpace>& out,
                        const ConstMatrix<ExecSpace>& A, const ConstMatrix<ExecSpace>& B) {
@@ -69,18 +68,3 @@ void team_row_products(const ExecSpace& exec, const char* label, const Matrix<Ex
 }
 
 }  // namespace llmk::kernels
-
-namespace llmk::detail {
-
-template <class ExecSpace>
-struct Implementation<ExecSpace, Impl::Team> {
-  static constexpr bool available = true;
-  static void run(const ExecSpace& exec, const Problem<ExecSpace>& p,
-                  const MatmulBackwardOptions&) {
-    kernels::team_row_products<false>(exec, "llmk::dinp_team", p.dinp, p.dout, p.weight);
-    kernels::team_row_products<true>(exec, "llmk::dweight_team", p.dweight, p.dout, p.inp);
-    if (p.has_bias()) kernels::bias_team(exec, p.dbias, p.dout);
-  }
-};
-
-}  // namespace llmk::detail

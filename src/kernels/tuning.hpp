@@ -33,7 +33,7 @@ struct TeamTuning {
   static constexpr bool k_outer = true;
 };
 
-// dbias as a column sum (bias_columns): a team sums a block of
+// dbias as a column sum (column_sums): a team sums a block of
 // lanes × cols_per_lane columns over a segment of rows_per_segment rows; its
 // team_size threads split the rows, and column j of lane l is
 // c0 + j·lanes + l (so GPU lanes read consecutive columns, and a host thread,
@@ -67,7 +67,7 @@ struct TiledTuning {
   // as the host level-0 maximum.
   static constexpr int scratch_level = 1;
   // dbias summed by the dweight kernel from its staged dout: costs the same
-  // as bias_columns here (about 1% of the call) and reads dout once less.
+  // as column_sums here (about 1% of the call) and reads dout once less.
   static constexpr bool fuse_bias = true;
   using launch_bounds = Kokkos::LaunchBounds<>;
 };
@@ -114,7 +114,7 @@ struct TiledTuning<Kokkos::Cuda> {
   static constexpr int bm = 128, bn = 128, bk = 16;
   static constexpr int a_pad = 2;
   static constexpr int scratch_level = 0;  // shared memory
-  static constexpr bool fuse_bias = true;  // saves bias_columns' pass over dout
+  static constexpr bool fuse_bias = true;  // saves column_sums' pass over dout
   using launch_bounds = Kokkos::LaunchBounds<256, 2>;
 };
 #endif

@@ -2,14 +2,15 @@
 // per output element. Readable and slow; the baseline of the perf table.
 #pragma once
 
-#include <llmk/detail/problem.hpp>
-#include <llmk/kernels/bias.hpp>
+#include <ops/matmul_backward/problem.hpp>
 
-namespace llmk::kernels {
+namespace llmk::op::matmul_backward {
 
+// (Kernels with KOKKOS_LAMBDA are free functions: nvcc's extended lambdas
+// fail to compile inside static member function templates.)
 // dinp[m, c] += Σ_o dout[m, o] · weight[o, c]
 template <class ExecSpace>
-void dinp_naive(const ExecSpace& exec, const detail::Problem<ExecSpace>& p) {
+void dinp_naive(const ExecSpace& exec, const Problem<ExecSpace>& p) {
   const auto dinp = p.dinp;
   const auto dout = p.dout;
   const auto weight = p.weight;
@@ -25,7 +26,7 @@ void dinp_naive(const ExecSpace& exec, const detail::Problem<ExecSpace>& p) {
 
 // dweight[o, c] += Σ_m dout[m, o] · inp[m, c]
 template <class ExecSpace>
-void dweight_naive(const ExecSpace& exec, const detail::Problem<ExecSpace>& p) {
+void dweight_naive(const ExecSpace& exec, const Problem<ExecSpace>& p) {
   const auto dweight = p.dweight;
   const auto dout = p.dout;
   const auto inp = p.inp;
@@ -40,19 +41,20 @@ void dweight_naive(const ExecSpace& exec, const detail::Problem<ExecSpace>& p) {
       });
 }
 
-}  // namespace llmk::kernels
+struct Naive : ImplDefaults {
+  static constexpr std::string_view name = "naive";
+  static constexpr BiasPass bias = BiasPass::ColumnSumsNaive;
+  // 64-bit range policies throughout: no row limit.
 
-namespace llmk::detail {
+  template <class ExecSpace>
+  static void workspace(core::WorkspaceSize&, const Sizes&) {}
 
-template <class ExecSpace>
-struct Implementation<ExecSpace, Impl::Naive> {
-  static constexpr bool available = true;
-  static void run(const ExecSpace& exec, const Problem<ExecSpace>& p,
-                  const MatmulBackwardOptions&) {
-    kernels::dinp_naive(exec, p);
-    kernels::dweight_naive(exec, p);
-    if (p.has_bias()) kernels::bias_naive(exec, p.dbias, p.dout);
+  template <class ExecSpace>
+  static void run(Call<ExecSpace>& call, const Problem<ExecSpace>& p) {
+    dinp_naive(call.exec, p);
+    dweight_naive(call.exec, p);
+    if (p.has_bias()) run_bias_pass(bias, call, p.dbias, p.dout);
   }
 };
 
-}  // namespace llmk::detail
+}  // namespace llmk::op::matmul_backward
