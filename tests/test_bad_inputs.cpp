@@ -4,10 +4,12 @@
 // expected, and leave every output bit-for-bit as it was.
 #include "support/compare.hpp"
 #include "support/problem.hpp"
+#include "support/sparse.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <llmk/matmul_backward.hpp>
+#include <ops/matmul_backward/implementations.hpp>  // the implementations' limits (internal)
 
 #include <algorithm>
 #include <cstdint>
@@ -88,7 +90,7 @@ class BadInputs : public ::testing::Test {
   // The rank-2 entry point with any argument replaced.
   static void call(const Matrix& dinp_, const Matrix& dweight_, const Vector& dbias_,
                    const Matrix& dout_, const Matrix& inp_, const Matrix& weight_,
-                   llmk::Impl impl = llmk::Impl::Auto) {
+                   const std::string& impl = "auto") {
     llmk::MatmulBackwardOptions options;
     options.impl = impl;
     llmk::matmul_backward(Host(), dinp_, dweight_, dbias_, dout_, inp_, weight_, options);
@@ -332,18 +334,70 @@ TEST_F(BadInputs, PaddedRank3View) {
 
 // --- implementations -----------------------------------------------------------
 
-TEST_F(BadInputs, UnavailableImplementation) {
-  int unavailable = 0;
-  for (llmk::Impl impl : llmk::all_impls()) {
-    if (llmk::impl_available<Host>(impl)) continue;
-    ++unavailable;
-    SCOPED_TRACE(llmk::impl_name(impl));
-    expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, inp, weight, impl); },
-                            {"'" + std::string(llmk::impl_name(impl)) + "'", "not available",
-                             std::string(Host::name())},
+// Every name the library knows (compiled in or not) and "auto".
+std::vector<std::string> all_impl_names() {
+  std::vector<std::string> names;
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
+    names.push_back(info.name);
+  return names;
+}
+
+TEST_F(BadInputs, UnknownImplementationListsTheValidNames) {
+  for (const std::string bad : {"cuda-graphs", "", "Naive", "auto ", "tiled,team"}) {
+    SCOPED_TRACE("'" + bad + "'");
+    std::vector<std::string> fragments{"options.impl = '" + bad + "'", "not an implementation",
+                                       "auto"};
+    for (const std::string& name : all_impl_names()) fragments.push_back(name);
+    expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, inp, weight, bad); },
+                            fragments, outputs());
+  }
+}
+
+// The other functions that take a name refuse unknown ones the same way.
+TEST(ImplNames, UnknownNameInEveryFunctionThatTakesOne) {
+  llmk::MatmulBackwardOptions options;
+  options.impl = "cuda-graphs";
+  EXPECT_THROW(llmk::matmul_backward_available<Host>("cuda-graphs"), std::invalid_argument);
+  EXPECT_THROW(llmk::matmul_backward_workspace_bytes<Host>(6, 4, 5, true, options),
+               std::invalid_argument);
+  llmk::Context<Host> ctx;
+  const llmk::Vector<Host> dbias("dbias", 5);
+  const llmk::Matrix<Host> dout("dout", 6, 5);
+  EXPECT_THROW(llmk::matmul_backward_bias_pass(ctx, dbias, dout, "cuda-graphs"),
+               std::invalid_argument);
+}
+
+// An implementation whose library is not part of this build (cuBLAS in a
+// build without CUDA) is known by name but not available: the message says so.
+TEST_F(BadInputs, ImplementationNotCompiledIn) {
+  int missing = 0;
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
+    if (info.compiled) continue;
+    ++missing;
+    SCOPED_TRACE(info.name);
+    EXPECT_FALSE(llmk::matmul_backward_available<Host>(info.name));
+    expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, inp, weight, info.name); },
+                            {"implementation '" + info.name + "'", "not available",
+                             "not part of this build"},
                             outputs());
   }
-  if (unavailable == 0) GTEST_SKIP() << "every implementation is available on " << Host::name();
+  if (missing == 0) GTEST_SKIP() << "every implementation is compiled into this build";
+}
+
+// Compiled in, but not for this execution space (cuBLAS on a host space of a
+// CUDA build).
+TEST_F(BadInputs, ImplementationNotAvailableOnTheSpace) {
+  int unavailable = 0;
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
+    if (!info.compiled || llmk::matmul_backward_available<Host>(info.name)) continue;
+    ++unavailable;
+    SCOPED_TRACE(info.name);
+    expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, inp, weight, info.name); },
+                            {"'" + info.name + "'", "not available", std::string(Host::name())},
+                            outputs());
+  }
+  if (unavailable == 0)
+    GTEST_SKIP() << "every compiled implementation is available on " << Host::name();
 }
 
 // Asking for an implementation the space lacks is an error whatever the sizes:
@@ -351,39 +405,125 @@ TEST_F(BadInputs, UnavailableImplementation) {
 TEST_F(BadInputs, UnavailableImplementationOnEmptyProblem) {
   const Matrix dinp0("dinp", M, 0), dweight0("dweight", OC, 0), inp0("inp", M, 0),
       weight0("weight", OC, 0);
-  for (llmk::Impl impl : llmk::all_impls()) {
-    if (llmk::impl_available<Host>(impl)) continue;
-    SCOPED_TRACE(llmk::impl_name(impl));
-    expect_invalid_argument([&] { call(dinp0, dweight0, dbias, dout, inp0, weight0, impl); },
-                            {"'" + std::string(llmk::impl_name(impl)) + "'", "not available"},
-                            {span_of("dbias", dbias)});
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
+    if (llmk::matmul_backward_available<Host>(info.name)) continue;
+    SCOPED_TRACE(info.name);
+    expect_invalid_argument([&] { call(dinp0, dweight0, dbias, dout, inp0, weight0, info.name); },
+                            {"'" + info.name + "'", "not available"}, {span_of("dbias", dbias)});
   }
 }
 
-TEST_F(BadInputs, InvalidImplValue) {
-  expect_invalid_argument(
-      [&] { call(dinp, dweight, dbias, dout, inp, weight, static_cast<llmk::Impl>(42)); },
-      {"options.impl", "not a valid llmk::Impl"}, outputs());
-}
+// --- sizes whose products overflow (raw pointers) ---------------------------------
+// The sizes are checked before any view is made of the pointers, so the arrays
+// behind them can be small: nothing may be read or written.
 
-TEST(ParseImpl, UnknownNameListsTheValidOnes) {
-  try {
-    llmk::parse_impl("cuda-graphs");
-    ADD_FAILURE() << "no exception thrown";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(e.what(), HasSubstr("'cuda-graphs'"));
-    EXPECT_THAT(e.what(), HasSubstr("auto"));
-    for (llmk::Impl impl : llmk::all_impls())
-      EXPECT_THAT(e.what(), HasSubstr(std::string(llmk::impl_name(impl))));
+TEST_F(RawBadInputs, OverflowingSizesAreRefused) {
+  constexpr std::int64_t k20 = std::int64_t(1) << 20, k30 = std::int64_t(1) << 30,
+                         k32 = std::int64_t(1) << 32, k40 = std::int64_t(1) << 40;
+  struct OverflowCase {
+    std::int64_t B, T, C, OC;
+    const char* product;  // as the message names it
+  };
+  const OverflowCase cases[] = {
+      {k32, k32, 4, 5, "M = B·T"},                    // B·T = 2⁶⁴ wraps int64 to 0
+      {k32 - 1, k32 + 1, 4, 5, "M = B·T"},            // 2⁶⁴ − 1: wraps to −1
+      {k20, k20, k30, 5, "elements of inp and dinp, M·C"},   // B·T·C = 2⁷⁰
+      {k20, k20, 4, k30, "elements of dout, M·OC"},          // B·T·OC = 2⁷⁰
+      {0, 3, k40, k40, "elements of weight and dweight, OC·C"},  // OC·C = 2⁸⁰ (with M = 0)
+      {1, 1, k32, k32, "elements of weight and dweight, OC·C"},  // 2⁶⁴: wraps to 0
+      {1, 1, std::int64_t(1) << 61, 1, "M·C"},  // 2⁶¹ floats: fits int64, not a byte offset
+  };
+  for (const std::string& impl : {std::string("auto"), std::string("naive"), std::string("team"),
+                                   std::string("tiled")}) {
+    for (const OverflowCase& oc : cases) {
+      SCOPED_TRACE(impl + ": B=" + std::to_string(oc.B) + " T=" + std::to_string(oc.T) +
+                   " C=" + std::to_string(oc.C) + " OC=" + std::to_string(oc.OC));
+      llmk::MatmulBackwardOptions options;
+      options.impl = impl;
+      expect_invalid_argument(
+          [&] {
+            llmk::matmul_backward(Host(), dinp.data(), dweight.data(), dbias.data(), dout.data(),
+                                  inp.data(), weight.data(), oc.B, oc.T, oc.C, oc.OC, options);
+          },
+          {oc.product, "overflows"}, outputs());
+    }
   }
-  EXPECT_THROW(llmk::parse_impl(""), std::invalid_argument);
-  EXPECT_THROW(llmk::parse_impl("Naive"), std::invalid_argument);  // names are lower case
 }
 
-TEST(ParseImpl, RoundTripsEveryName) {
-  EXPECT_EQ(llmk::parse_impl("auto"), llmk::Impl::Auto);
-  for (llmk::Impl impl : llmk::all_impls())
-    EXPECT_EQ(llmk::parse_impl(llmk::impl_name(impl)), impl);
+// --- sizes above an implementation's limit ---------------------------------------
+// Implementations whose library counts columns in int (team's league over OC,
+// KokkosBlas' BLAS) refuse C or OC above their max_cols. The arrays of such a
+// call are gigabytes: they are sparse mappings (support/sparse.hpp) that the
+// call must leave untouched, and refuse before it writes a page.
+
+struct LimitedImpl {
+  std::string name;
+  std::int64_t max_cols;
+};
+
+std::vector<LimitedImpl> impls_with_column_limits() {
+  namespace mb = llmk::op::matmul_backward;
+  std::vector<LimitedImpl> v;
+  llmk::core::for_each_impl(mb::Implementations{}, [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    if (I::max_cols < llmk::core::kNoLimit && mb::available_on<I, Host>)
+      v.push_back({std::string(I::name), I::max_cols});
+  });
+  return v;
+}
+
+TEST(ColumnLimits, CAndOCAboveMaxColsAreRefusedBeforeAnyWrite) {
+  const std::vector<LimitedImpl> limited = impls_with_column_limits();
+  if (limited.empty()) GTEST_SKIP() << "no implementation on " << Host::name() << " has a limit";
+  for (const LimitedImpl& li : limited) {
+    const std::int64_t big = li.max_cols + 1;
+    struct Dims {
+      std::int64_t C, OC;
+      const char* name;
+    };
+    for (const Dims& dims : {Dims{1, big, "OC"}, Dims{big, 1, "C"}, Dims{0, big, "OC"}}) {
+      SCOPED_TRACE(li.name + ": C=" + std::to_string(dims.C) + " OC=" + std::to_string(dims.OC));
+      const std::int64_t M = 3, C = dims.C, OC = dims.OC;
+      // Every array at its full size, mapped but not backed.
+      llmk_test::SparseBuffer dinp(std::size_t(M * C) * 4), inp(std::size_t(M * C) * 4),
+          dout(std::size_t(M * OC) * 4), weight(std::size_t(OC * C) * 4),
+          dweight(std::size_t(OC * C) * 4), dbias(std::size_t(OC) * 4);
+      for (const auto* b : {&dinp, &inp, &dout, &weight, &dweight, &dbias})
+        if (!b->ok()) GTEST_SKIP() << "cannot map " << b->bytes() << " bytes of address space";
+      // Sentinels in the first and last element of each output.
+      std::vector<float> sentinels = random_vector(6, 12);
+      const llmk_test::SparseBuffer* outs[] = {&dinp, &dweight, &dbias};
+      for (int k = 0; k < 3; ++k) {
+        const std::size_t n = outs[k]->bytes() / 4;
+        if (n == 0) continue;
+        if (n == 1) sentinels[2 * k] = sentinels[2 * k + 1];  // first = last
+        outs[k]->floats()[0] = sentinels[2 * k];
+        outs[k]->floats()[n - 1] = sentinels[2 * k + 1];
+      }
+      std::size_t resident[3];
+      for (int k = 0; k < 3; ++k) resident[k] = outs[k]->resident_pages();
+      llmk::MatmulBackwardOptions options;
+      options.impl = li.name;
+      try {
+        llmk::matmul_backward(Host(), dinp.floats(), dweight.floats(), dbias.floats(),
+                              dout.floats(), inp.floats(), weight.floats(), 1, M, C, OC, options);
+        Host().fence();
+        ADD_FAILURE() << "no exception thrown";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_THAT(e.what(), HasSubstr(std::string(dims.name) + " = " + std::to_string(big)));
+        EXPECT_THAT(e.what(), HasSubstr("exceeds " + std::to_string(li.max_cols)));
+        EXPECT_THAT(e.what(), HasSubstr("'" + li.name + "'"));
+      }
+      for (int k = 0; k < 3; ++k) {
+        const char* names[] = {"dinp", "dweight", "dbias"};
+        const std::size_t n = outs[k]->bytes() / 4;
+        EXPECT_EQ(outs[k]->resident_pages(), resident[k]) << names[k] << ": pages were written";
+        if (n == 0) continue;
+        EXPECT_TRUE(bitwise_equal(names[k], outs[k]->floats(), &sentinels[2 * k], 1));
+        EXPECT_TRUE(bitwise_equal(names[k], outs[k]->floats() + n - 1, &sentinels[2 * k + 1], 1));
+      }
+    }
+  }
 }
 
 // --- memory spaces (CUDA builds) -------------------------------------------------

@@ -1,21 +1,25 @@
 // The generic suite, compiled once per Kokkos execution space: the build
 // defines LLMK_TEST_SPACE (Serial, OpenMP, Cuda) and names the binary after it.
-// Every implementation available on the space, and Impl::Auto, against the
-// float64 reference, through each of the three entry points.
+// Every implementation available on the space, and "auto", against the
+// float64 reference, through each of the three entry points; determinism;
+// contexts and user workspaces. (Concurrency: test_concurrency.cpp; M ≥ 2³¹:
+// test_huge_rows.cpp, both in the same binary.)
 #include "support/compare.hpp"
 #include "support/device.hpp"
 #include "support/problem.hpp"
-#include "support/reference.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <llmk/matmul_backward.hpp>
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,26 +35,26 @@ using Space = Kokkos::LLMK_TEST_SPACE;
 // --- every implementation × every shape × every entry point ------------------
 
 struct Case {
-  llmk::Impl impl;
+  std::string impl;
   Shape shape;
 };
 
 // How gtest prints a Case (instead of its bytes).
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << llmk::impl_name(c.impl) << " on " << c.shape.name << " (B=" << c.shape.B
+  *os << c.impl << " on " << c.shape.name << " (B=" << c.shape.B
       << ", T=" << c.shape.T << ", C=" << c.shape.C << ", OC=" << c.shape.OC
       << (c.shape.bias ? "" : ", no bias") << ")";
 }
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (llmk::Impl impl : impls_under_test<Space>())
+  for (const std::string& impl : impls_under_test<Space>())
     for (const Shape& shape : test_shapes()) cases.push_back({impl, shape});
   return cases;
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  return std::string(llmk::impl_name(info.param.impl)) + "_" + info.param.shape.name;
+  return info.param.impl + "_" + info.param.shape.name;
 }
 
 class MatmulBackward : public ::testing::TestWithParam<Case> {
@@ -91,7 +95,7 @@ std::vector<std::int64_t> row_positions(std::int64_t row, std::int64_t cols) {
   return at;
 }
 
-class NanInDout : public ::testing::TestWithParam<llmk::Impl> {};
+class NanInDout : public ::testing::TestWithParam<std::string> {};
 
 // dout(m0, o0) = NaN: dinp row m0, dweight row o0 and dbias(o0) become NaN;
 // every other element stays finite and correct.
@@ -116,7 +120,7 @@ INSTANTIATE_TEST_SUITE_P(AllImpls, NanInDout,
 
 // --- determinism ----------------------------------------------------------------
 
-class Deterministic : public ::testing::TestWithParam<llmk::Impl> {};
+class Deterministic : public ::testing::TestWithParam<std::string> {};
 
 // The same inputs and initial gradients give bitwise identical outputs from run
 // to run (no floating-point atomics, fixed reduction orders). The shape spans
@@ -140,21 +144,14 @@ TEST_P(Deterministic, BitwiseIdenticalRuns) {
   }
 }
 
-// The portable implementations promise determinism; the vendor libraries
-// (OpenBLAS, cuBLAS) make no such promise, so they are not held to it.
-std::vector<llmk::Impl> portable_impls() {
-  std::vector<llmk::Impl> impls;
-  for (llmk::Impl impl : {llmk::Impl::Naive, llmk::Impl::Team, llmk::Impl::Tiled})
-    if (llmk::impl_available<Space>(impl)) impls.push_back(impl);
-  return impls;
-}
-
-INSTANTIATE_TEST_SUITE_P(PortableImpls, Deterministic, ::testing::ValuesIn(portable_impls()),
-                         impl_test_name);
+// Every implementation whose MatmulBackwardImplInfo says `deterministic` is
+// held to it.
+INSTANTIATE_TEST_SUITE_P(DeterministicImpls, Deterministic,
+                         ::testing::ValuesIn(deterministic_impls<Space>()), impl_test_name);
 
 // --- edge cases of the raw-pointer API -----------------------------------------
 
-class RawPointerEdges : public ::testing::TestWithParam<llmk::Impl> {};
+class RawPointerEdges : public ::testing::TestWithParam<std::string> {};
 
 // With B = 0 the arrays of B·T rows are empty, so their pointers may be null;
 // dweight and dbias are sums over no rows and stay as they were.
@@ -176,12 +173,146 @@ TEST_P(RawPointerEdges, NullPointersForEmptyArrays) {
 INSTANTIATE_TEST_SUITE_P(AllImpls, RawPointerEdges,
                          ::testing::ValuesIn(impls_under_test<Space>()), impl_test_name);
 
-TEST(Impls, AutoResolvesToAnAvailableImplementation) {
-  const llmk::Impl impl = llmk::resolve_auto<Space>();
-  EXPECT_NE(impl, llmk::Impl::Auto);
-  EXPECT_TRUE(llmk::impl_available<Space>(impl)) << llmk::impl_name(impl);
-  EXPECT_EQ(llmk::backend_name<Space>(), Space::name());
+// --- what the library says about its implementations ----------------------------
+
+// "auto" is the first implementation of the list that is available here.
+TEST(Impls, AutoIsTheFirstAvailable) {
+  const std::string chosen = llmk::matmul_backward_auto_impl<Space>();
+  EXPECT_TRUE(llmk::matmul_backward_available<Space>(chosen)) << chosen;
+  EXPECT_TRUE(llmk::matmul_backward_available<Space>("auto"));
+  std::string first;
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
+    if (first.empty() && llmk::matmul_backward_available<Space>(info.name)) first = info.name;
+  EXPECT_EQ(chosen, first);
 }
+
+// Names are unique and lower case; an implementation that is not compiled in
+// is available nowhere; naive and the portable kernels are there everywhere.
+TEST(Impls, ListIsConsistent) {
+  const auto& impls = llmk::matmul_backward_impls();
+  ASSERT_FALSE(impls.empty());
+  std::set<std::string> names;
+  for (const llmk::MatmulBackwardImplInfo& info : impls) {
+    SCOPED_TRACE(info.name);
+    EXPECT_TRUE(names.insert(info.name).second) << "duplicate name";
+    EXPECT_NE(info.name, "auto");
+    for (const unsigned char ch : info.name)
+      EXPECT_TRUE(std::islower(ch) || std::isdigit(ch) || ch == '_') << ch;
+    EXPECT_FALSE(info.dbias.empty());
+    if (!info.compiled) EXPECT_FALSE(llmk::matmul_backward_available<Space>(info.name));
+  }
+  for (const char* portable : {"naive", "team", "tiled"}) {
+    EXPECT_EQ(names.count(portable), 1u) << portable;
+    EXPECT_TRUE(llmk::matmul_backward_available<Space>(portable)) << portable;
+  }
+}
+
+// --- contexts and workspaces -------------------------------------------------------
+
+// A shape with work for every kernel (several tiles, chunks and dbias segments).
+Shape workspace_shape() { return {"ws", 3, 347, 201, 531}; }
+
+class Workspace : public ::testing::TestWithParam<std::string> {};
+
+// Results through an explicit Context (allocating its workspace), through the
+// implicit context, and through a Context given exactly
+// matmul_backward_workspace_bytes of user memory: all bitwise equal.
+TEST_P(Workspace, UserWorkspaceGivesTheSameResults) {
+  const std::string impl = GetParam();
+  const HostProblem p = make_problem(workspace_shape());
+  const Space exec;
+  llmk::MatmulBackwardOptions options;
+  options.impl = impl;
+  const std::size_t bytes = llmk::matmul_backward_workspace_bytes<Space>(
+      p.shape.M(), p.shape.C, p.shape.OC, p.shape.bias, options);
+  std::printf("%s: workspace %zu bytes\n", impl.c_str(), bytes);
+
+  Results allocating, implicit, user;
+  {
+    llmk::Context<Space> ctx(exec);
+    const DeviceProblem<Space> d(p);
+    run_matmul_backward(d, Entry::Rank2Views, impl, &ctx);
+    ASSERT_TRUE(download_results(d, p, allocating));
+    EXPECT_GE(ctx.workspace_bytes(), bytes) << "the context holds less than the call needs";
+  }
+  expect_matches_reference(allocating, reference_backward(p), p.shape);
+  {
+    const DeviceProblem<Space> d(p);
+    run_matmul_backward(d, Entry::Rank2Views, impl);
+    ASSERT_TRUE(download_results(d, p, implicit));
+  }
+  EXPECT_TRUE(bitwise_equal(implicit, allocating)) << "implicit context";
+  {
+    // The user's buffer, between guard bytes that must stay as they were.
+    constexpr std::size_t guard = 256;
+    Kokkos::View<unsigned char*, typename Space::device_type> buffer("user workspace",
+                                                                     bytes + 2 * guard);
+    Kokkos::deep_copy(buffer, (unsigned char)0xa5);
+    llmk::Context<Space> ctx(exec);
+    ctx.use_workspace(bytes ? buffer.data() + guard : nullptr, bytes);
+    EXPECT_EQ(ctx.workspace_bytes(), bytes);
+    const DeviceProblem<Space> d(p);
+    run_matmul_backward(d, Entry::Rank2Views, impl, &ctx);
+    ASSERT_TRUE(download_results(d, p, user));
+    EXPECT_EQ(ctx.workspace_bytes(), bytes) << "the context allocated instead of using the buffer";
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), buffer);
+    for (std::size_t i = 0; i < guard; ++i) {
+      ASSERT_EQ(h(i), 0xa5) << "byte " << i << " before the workspace changed";
+      ASSERT_EQ(h(guard + bytes + i), 0xa5) << "byte " << i << " after the workspace changed";
+    }
+  }
+  EXPECT_TRUE(bitwise_equal(user, allocating)) << "user workspace";
+}
+
+// A user workspace one byte too small: std::invalid_argument saying so, before
+// any output is written. (An implementation that needs no workspace for its
+// products still needs one for dbias when C = 0: the shared column sums.)
+TEST_P(Workspace, TooSmallUserWorkspaceThrowsBeforeAnyWrite) {
+  const std::string impl = GetParam();
+  llmk::MatmulBackwardOptions options;
+  options.impl = impl;
+  const auto bytes_of = [&](const Shape& s) {
+    return llmk::matmul_backward_workspace_bytes<Space>(s.M(), s.C, s.OC, s.bias, options);
+  };
+  Shape shape = workspace_shape();
+  if (bytes_of(shape) == 0) shape.C = 0;
+  const std::size_t bytes = bytes_of(shape);
+  if (bytes == 0) GTEST_SKIP() << impl << " needs no workspace";
+  const HostProblem p = make_problem(shape);
+  Kokkos::View<unsigned char*, typename Space::device_type> buffer("user workspace", bytes);
+  llmk::Context<Space> ctx{Space()};
+  ctx.use_workspace(buffer.data(), bytes - 1);
+  const DeviceProblem<Space> d(p);
+  try {
+    run_matmul_backward(d, Entry::Rank2Views, impl, &ctx);
+    ADD_FAILURE() << "no exception thrown";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("workspace"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr(std::to_string(bytes - 1)));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr(std::to_string(bytes)));
+  }
+  Results r;
+  ASSERT_TRUE(download_results(d, p, r));
+  EXPECT_TRUE(bitwise_equal("dinp", r.dinp, p.dinp));
+  EXPECT_TRUE(bitwise_equal("dweight", r.dweight, p.dweight));
+  EXPECT_TRUE(bitwise_equal("dbias", r.dbias, p.dbias));
+  // The same context with enough memory then works.
+  ctx.use_workspace(buffer.data(), bytes);
+  run_matmul_backward(d, Entry::Rank2Views, impl, &ctx);
+  ASSERT_TRUE(download_results(d, p, r));
+  expect_matches_reference(r, reference_backward(p), p.shape);
+}
+
+// A call with no rows needs no workspace and runs with none.
+TEST_P(Workspace, EmptyProblemNeedsNone) {
+  llmk::MatmulBackwardOptions options;
+  options.impl = GetParam();
+  EXPECT_EQ(llmk::matmul_backward_workspace_bytes<Space>(0, 8, 16, true, options), 0u);
+  EXPECT_EQ(llmk::matmul_backward_workspace_bytes<Space>(8, 8, 0, true, options), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllImpls, Workspace, ::testing::ValuesIn(impls_under_test<Space>()),
+                         impl_test_name);
 
 // --- the seed's shape (label `large`: slow on a CPU) -------------------------
 
@@ -191,25 +322,24 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 // One test per implementation, so that CTest runs them in parallel and reports
 // each one's time; the float64 reference takes a few seconds of each.
-class MatmulBackwardLarge : public ::testing::TestWithParam<llmk::Impl> {};
+class MatmulBackwardLarge : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MatmulBackwardLarge, SeedShape) {
   // The naive kernels gather a strided column per output element: at this
   // shape they take 10 (OpenMP) to 20 (Serial) minutes on 2 cores, and their
   // loops are the same at every size, so by default they are left out here.
-  constexpr bool host_space =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, Space::memory_space>::accessible;
-  if (host_space && GetParam() == llmk::Impl::Naive && !std::getenv("LLMK_TEST_SLOW"))
+  if (is_host_space<Space> && GetParam() == "naive" && !std::getenv("LLMK_TEST_SLOW"))
     GTEST_SKIP() << "naive on a CPU takes 10-20 minutes here; set LLMK_TEST_SLOW=1 to run it";
   const Shape s = seed_shape();
   const HostProblem p = make_problem(s);
   auto t0 = std::chrono::steady_clock::now();
   const Gradients64 ref = reference_backward(p);
-  std::printf("float64 reference: %.1f s\n", seconds_since(t0));
+  std::printf("float64 reference (%s): %.1f s\n",
+              llmk::reference::method_name(llmk::reference::Method::Auto, s), seconds_since(t0));
   const DeviceProblem<Space> d(p);
   t0 = std::chrono::steady_clock::now();
   run_matmul_backward(d, Entry::Rank3Views, GetParam());
-  std::printf("%s on %s: %.2f s\n", std::string(llmk::impl_name(GetParam())).c_str(),
+  std::printf("%s on %s: %.2f s\n", GetParam().c_str(),
               Space::name(), seconds_since(t0));
   Results r;
   ASSERT_TRUE(download_results(d, p, r));
