@@ -66,7 +66,7 @@ def main():
     flops = 4 * M * C * OC + M * OC
     med = statistics.median(times)
     record = {
-        "impl": "pytorch", "backend": "Cuda", "B": B, "T": T, "C": C, "OC": OC,
+        "impl": "peer:pytorch", "kind": "peer", "backend": "Cuda", "B": B, "T": T, "C": C, "OC": OC,
         "ms_median": med, "ms_min": min(times), "repeats": len(times),
         "gflops": flops / (med * 1e-3) / 1e9, "bias_gbs": None,
         "valid": None, "max_rel_err": None,

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace llmk::perf {
+namespace llmk::perf::matmul_backward {
 namespace {
 
 // The seed's CPU loops, parallelised as the seed does: dinp over rows (b, t),
@@ -59,14 +59,17 @@ void column_sum(const PeerArgs& a) {
 }
 
 // Two sgemm calls with beta = 1 (the gradients accumulate) and the column sum.
+// Zero sizes: nothing to multiply (BLAS would refuse their leading dimensions).
 void openblas(const PeerArgs& a) {
   const int M = int(a.M), C = int(a.C), OC = int(a.OC);
+  if (M > 0 && C > 0 && OC > 0) {
   // dinp (M×C) += dout (M×OC) · weight (OC×C)
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, C, OC, 1.0f, a.dout, OC, a.weight, C,
-              1.0f, a.dinp, C);
-  // dweight (OC×C) += doutᵀ (OC×M) · inp (M×C)
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, M, 1.0f, a.dout, OC, a.inp, C, 1.0f,
-              a.dweight, C);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, C, OC, 1.0f, a.dout, OC, a.weight,
+                C, 1.0f, a.dinp, C);
+    // dweight (OC×C) += doutᵀ (OC×M) · inp (M×C)
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, M, 1.0f, a.dout, OC, a.inp, C,
+                1.0f, a.dweight, C);
+  }
   column_sum(a);
 }
 
@@ -74,10 +77,20 @@ void openblas(const PeerArgs& a) {
 
 std::vector<Peer> host_peers() {
   const std::vector<std::string> host{"Serial", "OpenMP"};
-  return {
-      {"seed-cpu-loops", host, seed_cpu_loops, {}, ""},  // dbias is fused into the dweight loop
-      {"openblas", host, openblas, column_sum, "perf column_sum (OpenMP, double partials)"},
-  };
+  std::vector<Peer> peers(2);
+  peers[0].name = "seed-cpu-loops";
+  peers[0].backends = host;
+  peers[0].run = seed_cpu_loops;
+  peers[0].bias_kernel = "fused";  // dbias is summed in the dweight loop
+  peers[0].description = "the seed's CPU loops (OpenMP)";
+  peers[1].name = "openblas";
+  peers[1].backends = host;
+  peers[1].run = openblas;
+  peers[1].bias_only = column_sum;
+  peers[1].bias_kernel = "perf column_sum (OpenMP, double partials)";
+  peers[1].int_sizes = true;
+  peers[1].description = "2 × OpenBLAS sgemm + an OpenMP column sum";
+  return peers;
 }
 
-}  // namespace llmk::perf
+}  // namespace llmk::perf::matmul_backward

@@ -2,7 +2,7 @@
 //   cublas-seed: cuBLAS sgemm for dinp and dweight (beta = 1) and the seed's
 //                shared-memory bias kernel (a block of 512 threads per output
 //                channel, coarsened double sums, a tree in shared memory);
-//   cublas:      the two cuBLAS sgemm calls alone (no dbias), the ceiling that
+//   cublas-sgemm: the two cuBLAS sgemm calls alone (no dbias), the ceiling that
 //                the "vs" column on Cuda compares with.
 // Written here in llmk's style from the seed's description, not copied. The
 // one change: the bias kernel adds to dbias (+=) where the seed's overwrote it,
@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace llmk::perf {
+namespace llmk::perf::matmul_backward {
 namespace {
 
 constexpr int seed_bias_block = 512;
@@ -42,21 +42,28 @@ void check(cublasStatus_t status, const char* what) {
 }
 
 // The perf driver's own handle, on Kokkos' default Cuda stream (where
-// llmk-perf enqueues and fences), strict fp32 as in the seed (TF32 off).
+// llmk-perf enqueues and times), strict fp32 as in the seed (TF32 off);
+// destroyed at Kokkos::finalize. (llmk-perf calls peers from one thread.)
 cublasHandle_t handle() {
-  static cublasHandle_t h = [] {
+  static cublasHandle_t h = nullptr;
+  if (!h) {
     cublasHandle_t created = nullptr;
     check(cublasCreate(&created), "cublasCreate");
-    check(cublasSetMathMode(created, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-    Kokkos::push_finalize_hook([] { cublasDestroy(h); });
-    return created;
-  }();
+    h = created;
+    Kokkos::push_finalize_hook([] {
+      cublasDestroy(h);
+      h = nullptr;
+    });
+    check(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  }
   check(cublasSetStream(h, Kokkos::Cuda().cuda_stream()), "cublasSetStream");
   return h;
 }
 
 // Row-major buffers seen as column-major transposes (see backends/cublas).
+// Zero sizes: nothing to multiply (cuBLAS would refuse their leading dimensions).
 void cublas_gemms(const PeerArgs& a) {
+  if (a.M == 0 || a.C == 0 || a.OC == 0) return;
   const float one = 1.0f;
   check(cublasSgemm_64(handle(), CUBLAS_OP_N, CUBLAS_OP_N, a.C, a.M, a.OC, &one, a.weight, a.C,
                        a.dout, a.OC, &one, a.dinp, a.C),
@@ -67,6 +74,7 @@ void cublas_gemms(const PeerArgs& a) {
 }
 
 void seed_bias(const PeerArgs& a) {
+  if (a.OC == 0) return;
   seed_bias_kernel<<<unsigned(a.OC), seed_bias_block, seed_bias_block * sizeof(float),
                      Kokkos::Cuda().cuda_stream()>>>(a.dbias, a.dout, a.M, a.OC);
   if (cudaGetLastError() != cudaSuccess) throw std::runtime_error("llmk-perf: seed bias kernel launch failed");
@@ -81,10 +89,19 @@ void cublas_seed(const PeerArgs& a) {
 
 std::vector<Peer> cuda_peers() {
   const std::vector<std::string> cuda{"Cuda"};
-  return {
-      {"cublas-seed", cuda, cublas_seed, seed_bias, "the seed's shared-memory kernel (512 threads/channel)"},
-      {"cublas", cuda, cublas_gemms, {}, "", /*computes_bias=*/false},
-  };
+  std::vector<Peer> peers(2);
+  peers[0].name = "cublas-seed";
+  peers[0].backends = cuda;
+  peers[0].run = cublas_seed;
+  peers[0].bias_only = seed_bias;
+  peers[0].bias_kernel = "the seed's shared-memory kernel (512 threads/channel)";
+  peers[0].description = "the seed's configuration: 2 × cuBLAS sgemm + its bias kernel";
+  peers[1].name = "cublas-sgemm";
+  peers[1].backends = cuda;
+  peers[1].run = cublas_gemms;
+  peers[1].computes_bias = false;
+  peers[1].description = "the two cuBLAS sgemm calls alone, dbias not computed (not checked)";
+  return peers;
 }
 
-}  // namespace llmk::perf
+}  // namespace llmk::perf::matmul_backward

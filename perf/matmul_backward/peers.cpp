@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
-namespace llmk::perf {
+namespace llmk::perf::matmul_backward {
 
 #ifdef LLMK_PERF_CUDA_PEERS
 // peers_cuda.cpp (compiled only with CUDA): "cublas-seed" (cuBLAS sgemm + the
-// seed's shared-memory bias kernel) and "cublas" (cuBLAS alone), on "Cuda".
+// seed's shared-memory bias kernel) and "cublas-sgemm" (cuBLAS alone), on "Cuda".
 std::vector<Peer> cuda_peers();
 #endif
 
@@ -22,8 +22,8 @@ std::vector<Peer> peers_for(const std::string& backend) {
   return here;
 }
 
-std::string reference_peer(const std::string& backend) {
-  return backend == "Cuda" ? "cublas" : "openblas";
+std::string comparison_peer(const std::string& backend) {
+  return backend == "Cuda" ? "cublas-sgemm" : "openblas";
 }
 
-}  // namespace llmk::perf
+}  // namespace llmk::perf::matmul_backward

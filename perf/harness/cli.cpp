@@ -1,0 +1,95 @@
+#include "cli.hpp"
+
+#include "kokkos_compat.hpp"
+#include "machine.hpp"
+#include "report.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+#include <thread>
+
+namespace llmk::perf {
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+int hardware_threads() { return int(std::max(1u, std::thread::hardware_concurrency())); }
+
+}  // namespace
+
+void add_options(CLI::App& app, Options& opt) {
+  opt.backend = lower(Kokkos::DefaultExecutionSpace::name());
+  opt.threads = hardware_threads();
+  if (kokkos_compat::max_host_threads() > 0)
+    opt.threads = std::min(opt.threads, kokkos_compat::max_host_threads());
+
+  app.add_option("--backend", opt.backend, "Kokkos execution space")
+      ->capture_default_str()
+      ->check(CLI::IsMember(compiled_backends()));
+  app.add_option("--repeat", opt.plan.repeat, "most timed calls")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup", opt.plan.warmup, "untimed calls first")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--budget", opt.plan.budget_s, "seconds of timed calls per row")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-call", opt.max_call_s,
+                 "seconds: skip a row whose call, projected from warm calls on two parts of the "
+                 "problem (about 1/64 and 1/256 of it), is slower; 0: no limit")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+
+  const int max_threads = kokkos_compat::max_host_threads();
+  app.add_option("--threads", opt.threads,
+                 "host threads (Kokkos' OpenMP pool, host libraries and peers); at most " +
+                     (max_threads > 0 ? std::to_string(max_threads) : std::string("any")) +
+                     ", more than the " + std::to_string(hardware_threads()) +
+                     " of this machine is warned about")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [max_threads](std::string& value) -> std::string {
+            int n = 0;
+            try {
+              std::size_t used = 0;
+              n = std::stoi(value, &used);
+              if (used != value.size()) throw std::invalid_argument(value);
+            } catch (const std::exception&) {
+              return "'" + value + "' is not a number of threads";
+            }
+            if (n < 1) return "at least 1 thread";
+            if (max_threads > 0 && n > max_threads)
+              return std::to_string(n) + " threads is more than Kokkos' OpenMP backend takes (" +
+                     std::to_string(max_threads) + ")";
+            return {};
+          },
+          max_threads > 0 ? "1.." + std::to_string(max_threads) : std::string(">=1"), "THREADS"));
+  app.add_option("--json", opt.json,
+                 "write the results as JSON to this file (its directory must exist and be "
+                 "writable: checked before the run)")
+      ->check(CLI::Validator([](std::string& path) { return json_path_problem(path); }, "PATH",
+                             "WRITABLE"));
+  app.add_option("--import", opt.imports,
+                 "add the records of an llmk-perf JSON file (e.g. perf/torch_baseline.py's) to "
+                 "the table; repeatable")
+      ->check(CLI::ExistingFile);
+  app.add_flag_callback("--no-check", [&opt] { opt.check = false; },
+                        "skip validating each row against the reference before timing it");
+  app.add_flag_callback("--no-peers", [&opt] { opt.peers = false; },
+                        "skip the peers (codes other than llmk's doing the same work)");
+}
+
+void warn_about(const Options& opt) {
+  if (opt.threads > hardware_threads())
+    std::cerr << "llmk-perf: warning: --threads " << opt.threads << " is more than the "
+              << hardware_threads() << " hardware threads of this machine: times will suffer\n";
+}
+
+}  // namespace llmk::perf

@@ -1,0 +1,95 @@
+// The device timer: how long work enqueued on an execution-space instance
+// takes, measured the one way each backend allows. Every time llmk-perf
+// reports (probes, the checked call, warm-up, samples, stages, the device
+// copy) comes from here.
+//   host spaces: fence, steady_clock, call, fence, steady_clock;
+//   Cuda:        CUDA events recorded on the instance's stream around the
+//                call: the time on the device, without the launch latency
+//                and the cost of the fence that a wall clock adds to a short
+//                kernel.
+// A call must enqueue its work on the timer's instance (on Cuda: its stream)
+// or be synchronous host code.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#ifdef KOKKOS_ENABLE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+namespace llmk::perf {
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <class ExecSpace>
+class DeviceTimer {
+ public:
+  explicit DeviceTimer(const ExecSpace& exec) : exec_(exec) {}
+
+  static constexpr const char* method() { return "wall clock between fences"; }
+
+  void fence() const { exec_.fence(); }
+
+  // Seconds that call() takes, the instance idle before it.
+  template <class Call>
+  double time(Call&& call) const {
+    exec_.fence();
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    exec_.fence();
+    return seconds_since(t0);
+  }
+
+ private:
+  ExecSpace exec_;
+};
+
+#ifdef KOKKOS_ENABLE_CUDA
+template <>
+class DeviceTimer<Kokkos::Cuda> {
+ public:
+  explicit DeviceTimer(const Kokkos::Cuda& exec) : exec_(exec) {
+    check(cudaEventCreate(&start_), "cudaEventCreate");
+    check(cudaEventCreate(&stop_), "cudaEventCreate");
+  }
+  ~DeviceTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  DeviceTimer(const DeviceTimer&) = delete;
+  DeviceTimer& operator=(const DeviceTimer&) = delete;
+
+  static constexpr const char* method() { return "CUDA events on the stream"; }
+
+  void fence() const { exec_.fence(); }
+
+  template <class Call>
+  double time(Call&& call) const {
+    exec_.fence();
+    check(cudaEventRecord(start_, exec_.cuda_stream()), "cudaEventRecord");
+    call();
+    check(cudaEventRecord(stop_, exec_.cuda_stream()), "cudaEventRecord");
+    check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    exec_.fence();  // anything the call left on other streams (none expected)
+    return 1e-3 * double(ms);
+  }
+
+ private:
+  static void check(cudaError_t err, const char* what) {
+    if (err != cudaSuccess)
+      throw std::runtime_error(std::string("llmk-perf: ") + what + ": " + cudaGetErrorString(err));
+  }
+  Kokkos::Cuda exec_;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+#endif
+
+}  // namespace llmk::perf

@@ -1,0 +1,32 @@
+// The matmul backward in llmk-perf: its options (the problem's sizes, the
+// implementations to time) and its run: one row per llmk implementation, in
+// the order of llmk::matmul_backward_impls(), then the peers (peers.hpp),
+// all on the same inputs, each validated against the float64 reference of
+// llmk_matmul_backward_reference before it is timed.
+#pragma once
+
+#include "../harness/cli.hpp"
+
+#include <ops/matmul_backward/reference/problem.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace llmk::perf::matmul_backward {
+
+struct Options {
+  reference::Shape shape = reference::seed_shape();  // B=8 T=1024 C=768 OC=3072
+  std::string impls = "all";  // "all", or a comma list of implementation names / "auto"
+};
+
+// --B --T --C --OC (zero sizes are a valid no-op) and --impl, whose help
+// lists the implementations of this build per backend (from the registry).
+void add_options(CLI::App& app, Options& opt);
+
+// On the backend harness.backend; Kokkos must be initialized. Returns the
+// exit code: 0, or 1 when a row failed its check. Throws
+// std::invalid_argument for an --impl not available on the backend.
+int run(const perf::Options& harness, const Options& opt);
+
+}  // namespace llmk::perf::matmul_backward
