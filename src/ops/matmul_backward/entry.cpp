@@ -52,7 +52,8 @@ void check_limits(index_t C, index_t OC) {
   };
   for (const auto& [name, value] : {std::pair<const char*, index_t>{"C", C}, {"OC", OC}})
     if (value > I::max_cols) refuse(name, value, I::max_cols);
-  if (OC * C > I::max_operand_elements) refuse("OC·C (weight's elements)", OC * C, I::max_operand_elements);
+  if (OC * C > I::max_operand_elements)
+    refuse("OC·C (weight's elements)", OC * C, I::max_operand_elements);
 }
 
 // The rows one run() of I takes: at most max_rows, and few enough that dout
@@ -72,7 +73,8 @@ std::size_t workspace_of(const Sizes& s) {
   if (s.C == 0) {
     if (s.bias) add_bias_pass_workspace<ExecSpace>(size, BiasPass::ColumnSums, s.M, s.OC);
   } else {
-    I::template workspace<ExecSpace>(size, {std::min(s.M, rows_per_run<I>(s.C, s.OC)), s.C, s.OC, s.bias});
+    const index_t rows = std::min(s.M, rows_per_run<I>(s.C, s.OC));
+    I::template workspace<ExecSpace>(size, {rows, s.C, s.OC, s.bias});
   }
   return size.bytes();
 }
