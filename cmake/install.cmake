@@ -9,8 +9,10 @@ install(TARGETS llmk EXPORT llmkTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # The public headers only: everything else is internal to the library.
 install(FILES
+    ${PROJECT_SOURCE_DIR}/src/llmk/bf16.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/context.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/matmul_backward.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/tensor_ref.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/types.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/llmk)
 install(EXPORT llmkTargets NAMESPACE llmk:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/llmk)

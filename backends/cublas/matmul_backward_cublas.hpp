@@ -4,6 +4,7 @@
 // matmul_backward_cublas.cpp and matmul_backward_cublaslt.cpp.
 #pragma once
 
+#include <kernels/gemm_output.hpp>
 #include <ops/matmul_backward/problem.hpp>
 
 namespace llmk::op::matmul_backward {
@@ -17,14 +18,19 @@ struct Cublas : ImplDefaults {
     return compat::is_cuda<ExecSpace>;
   }
   // 64-bit cuBLAS entry points: no row limit.
+  static constexpr bool tf32 = true;
 
   template <class ExecSpace>
+  using DinpOutput = kernels::GemmOutput<ExecSpace, float>;
+
+  template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
+    size.add<float>(DinpOutput<ExecSpace>::workspace_floats(s.M, s.C, s.overwrite_dinp, s.gelu));
     if (s.bias) add_bias_pass_workspace<ExecSpace>(size, bias, s.M, s.OC);
   }
 
-  template <class ExecSpace>
-  static void run(Call<ExecSpace>& call, const Problem<ExecSpace>& p);
+  template <class ExecSpace, class P>
+  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p);
 };
 
 // cuBLASLt GEMMs; the dweight GEMM carries the BGRADB epilogue, which writes
@@ -43,15 +49,20 @@ struct CublasLt : ImplDefaults {
   static constexpr index_t max_operand_elements = core::kInt32Max;
   // cuBLASLt's own scratch (Hopper kernels want some).
   static constexpr std::size_t scratch_bytes = 32u << 20;
+  static constexpr bool tf32 = true;
 
   template <class ExecSpace>
+  using DinpOutput = kernels::GemmOutput<ExecSpace, float>;
+
+  template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
     size.add<unsigned char>(scratch_bytes);
+    size.add<float>(DinpOutput<ExecSpace>::workspace_floats(s.M, s.C, s.overwrite_dinp, s.gelu));
     if (s.bias) size.add<float>(std::size_t(s.OC));
   }
 
-  template <class ExecSpace>
-  static void run(Call<ExecSpace>& call, const Problem<ExecSpace>& p);
+  template <class ExecSpace, class P>
+  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p);
 };
 
 }  // namespace llmk::op::matmul_backward

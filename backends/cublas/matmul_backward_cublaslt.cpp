@@ -79,9 +79,10 @@ class PreparedGemm {
   PreparedGemm(const PreparedGemm&) = delete;
   PreparedGemm& operator=(const PreparedGemm&) = delete;
 
-  void launch(const Kokkos::Cuda& exec, void* scratch) const {
-    const float one = 1.0f;  // alpha = beta = 1: D += op(A)·op(B)
-    check_cublas(cublasLtMatmul(lt_.get(), op_, &one, A_, a_, B_, b_, &one, D_, d_, D_, d_, &algo_,
+  // D = op(A)·op(B) + beta·D
+  void launch(const Kokkos::Cuda& exec, void* scratch, const float beta) const {
+    const float one = 1.0f;
+    check_cublas(cublasLtMatmul(lt_.get(), op_, &one, A_, a_, B_, b_, &beta, D_, d_, D_, d_, &algo_,
                                 scratch, CublasLt::scratch_bytes, exec.cuda_stream()),
                  "cublasLtMatmul");
   }
@@ -134,31 +135,34 @@ class PreparedGemm {
 // dbias += bias_grad (a free function: nvcc's extended lambdas fail inside
 // static member functions of templates).
 void add_bias_grad(const Kokkos::Cuda& exec, const Vector<Kokkos::Cuda>& dbias,
-                   const float* bias_grad) {
+                   const float* bias_grad, const bool overwrite) {
   Kokkos::parallel_for(
       "llmk::cublaslt_add_bias_grad", Range<Kokkos::Cuda>(exec, 0, index_t(dbias.extent(0))),
-      KOKKOS_LAMBDA(const index_t o) { dbias(o) += bias_grad[o]; });
+      KOKKOS_LAMBDA(const index_t o) { kernels::update(dbias(o), bias_grad[o], overwrite); });
 }
 
 }  // namespace
 
 template <>
-void CublasLt::run<Kokkos::Cuda>(Call<Kokkos::Cuda>& call, const Problem<Kokkos::Cuda>& p) {
+void CublasLt::run<Kokkos::Cuda, Fp32>(Call<Kokkos::Cuda>& call,
+                                       const Problem<Kokkos::Cuda, Fp32>& p) {
   auto& lt = call.ctx.template resource<backends::CublasLtHandle>();
-  const bool tf32 = call.options.allow_tf32;
+  const bool tf32 = call.options.math == Math::tf32;
   const bool fused_bias = p.has_bias();
   void* const scratch = call.workspace.take<unsigned char>(scratch_bytes);
+  const DinpOutput<Kokkos::Cuda> dinp_out(p.dinp, p.overwrite_dinp, p.has_gelu(), call.workspace);
   float* const bias_grad = fused_bias ? call.workspace.take<float>(std::size_t(p.OC)) : nullptr;
   // dinpᵀ (C×M) += weightᵀ (C×OC) · doutᵀ (OC×M)
   const PreparedGemm dinp(lt, {CUBLAS_OP_N, CUBLAS_OP_N, p.C, p.M, p.OC, p.C, p.OC, p.C, false, tf32},
-                          p.weight.data(), p.dout.data(), p.dinp.data(), nullptr);
+                          p.weight.data(), p.dout.data(), dinp_out.target().data(), nullptr);
   // dweightᵀ (C×OC) += inpᵀ (C×M) · dout (M×OC); BGRADB: Σ_m dout(m, o), o < OC
   const PreparedGemm dweight(
       lt, {CUBLAS_OP_N, CUBLAS_OP_T, p.C, p.OC, p.M, p.C, p.OC, p.C, fused_bias, tf32},
       p.inp.data(), p.dout.data(), p.dweight.data(), bias_grad);
-  dinp.launch(call.exec, scratch);
-  dweight.launch(call.exec, scratch);
-  if (fused_bias) add_bias_grad(call.exec, p.dbias, bias_grad);
+  dinp.launch(call.exec, scratch, dinp_out.beta());
+  dinp_out.finish(call.exec, p.pre_gelu);
+  dweight.launch(call.exec, scratch, p.overwrite_dweight ? 0.0f : 1.0f);
+  if (fused_bias) add_bias_grad(call.exec, p.dbias, bias_grad, p.overwrite_dbias);
 }
 
 }  // namespace llmk::op::matmul_backward

@@ -1,10 +1,13 @@
 // Implementation "kokkoskernels": the two products through KokkosBlas::gemm,
 // which itself dispatches at compile time to its TPLs (OpenBLAS on host spaces,
 // cuBLAS on Cuda) when KokkosKernels was built with them; dbias: column_sums.
+// float32 only (KokkosKernels 3.4 has no bf16 GEMM); GELU's backward and the
+// updates through kernels/gemm_output.hpp.
 // Declared in every build (its name is known everywhere); run() is compiled
 // only with KokkosKernels (LLMK_HAVE_KOKKOSKERNELS, backends/CMakeLists.txt).
 #pragma once
 
+#include <kernels/gemm_output.hpp>
 #include <ops/matmul_backward/problem.hpp>
 
 namespace llmk::op::matmul_backward {
@@ -20,13 +23,18 @@ struct KokkosKernels : ImplDefaults {
   static constexpr index_t max_operand_elements = core::kInt32Max;
   static constexpr index_t max_cols = core::kInt32Max;
 
+  // dinp's product needs a float workspace for GELU with +=.
   template <class ExecSpace>
+  using DinpOutput = kernels::GemmOutput<ExecSpace, float>;
+
+  template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
+    size.add<float>(DinpOutput<ExecSpace>::workspace_floats(s.M, s.C, s.overwrite_dinp, s.gelu));
     if (s.bias) add_bias_pass_workspace<ExecSpace>(size, bias, s.M, s.OC);
   }
 
-  template <class ExecSpace>
-  static void run(Call<ExecSpace>& call, const Problem<ExecSpace>& p);
+  template <class ExecSpace, class P>
+  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p);
 };
 
 }  // namespace llmk::op::matmul_backward

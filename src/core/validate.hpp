@@ -4,6 +4,7 @@
 // before any output is touched.
 #pragma once
 
+#include <llmk/tensor_ref.hpp>
 #include <llmk/types.hpp>
 
 #include <cstddef>
@@ -36,6 +37,14 @@ ArgInfo arg_info(const char* name, const View& v, bool is_output) {
   }
   if (!v.span_is_contiguous()) a.contiguous = false;
   return a;
+}
+
+// The same of a TensorRef (an absent one has rank 0 and no bytes).
+template <class ExecSpace, bool Const>
+ArgInfo arg_info(const char* name, const TensorRefT<ExecSpace, Const>& t, bool is_output) {
+  const std::size_t elem = t.dtype() == DType::f32 ? sizeof(float) : sizeof(bf16);
+  return {name, t.data(), std::size_t(t.size()) * elem, t.rank(),
+          {t.extent(0), t.extent(1), t.extent(2)}, t.contiguous(), is_output};
 }
 
 // Throws unless `a` has exactly `expected` extents; `how` explains where the

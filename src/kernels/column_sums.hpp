@@ -1,7 +1,9 @@
-// Column sums of a row-major matrix, out[c] += Σ_r in[r, c]: a building block
+// Column sums of a row-major matrix, out[c] ⟵ Σ_r in[r, c]: a building block
 // of every operation whose gradient sums over rows (matmul's dbias,
-// layernorm's dgamma and dbeta). Portable Kokkos, all adding to `out` (not
-// overwriting) and all deterministic (no floating-point atomics):
+// layernorm's dgamma and dbeta). Portable Kokkos, for float or bf16 in and
+// out (sums in float or double, one rounding into out), adding to `out` or
+// overwriting it (kernels/update.hpp), and all deterministic (no
+// floating-point atomics):
 //  - column_sums_naive: the seed's naive bias kernel, one thread per column
 //                       (double sums);
 //  - column_sums_team:  the seed's shared-memory bias kernel, one team per
@@ -14,26 +16,27 @@
 #pragma once
 
 #include <kernels/tuning.hpp>
+#include <kernels/update.hpp>
 #include <llmk/types.hpp>
 
 namespace llmk::kernels {
 
-template <class ExecSpace>
-void column_sums_naive(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
-                       const ConstMatrix<ExecSpace>& dout) {
+template <class ExecSpace, class TOut, class TIn>
+void column_sums_naive(const ExecSpace& exec, const Vector<ExecSpace, TOut>& dbias,
+                       const ConstMatrix<ExecSpace, TIn>& dout, const bool overwrite) {
   const index_t M = dout.extent(0);
   Kokkos::parallel_for(
       "llmk::column_sums_naive", Range<ExecSpace>(exec, 0, index_t(dout.extent(1))),
       KOKKOS_LAMBDA(const index_t o) {
         double sum = 0.0;
-        for (index_t m = 0; m < M; ++m) sum += dout(m, o);
-        dbias(o) += float(sum);
+        for (index_t m = 0; m < M; ++m) sum += to_float(dout(m, o));
+        update(dbias(o), float(sum), overwrite);
       });
 }
 
-template <class ExecSpace>
-void column_sums_team(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
-                      const ConstMatrix<ExecSpace>& dout) {
+template <class ExecSpace, class TOut, class TIn>
+void column_sums_team(const ExecSpace& exec, const Vector<ExecSpace, TOut>& dbias,
+                      const ConstMatrix<ExecSpace, TIn>& dout, const bool overwrite) {
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   using Member = typename Policy::member_type;
   const index_t M = dout.extent(0);
@@ -44,8 +47,8 @@ void column_sums_team(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
         double sum = 0.0;
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, M),
-            [&](const index_t m, double& partial) { partial += dout(m, o); }, sum);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { dbias(o) += float(sum); });
+            [&](const index_t m, double& partial) { partial += to_float(dout(m, o)); }, sum);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { update(dbias(o), float(sum), overwrite); });
       });
 }
 
@@ -58,9 +61,11 @@ index_t column_sums_workspace(index_t M, index_t OC) {
 }
 
 // `partial`: column_sums_workspace(M, OC) floats in ExecSpace's memory.
-template <class ExecSpace>
-void column_sums(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
-                 const ConstMatrix<ExecSpace>& dout, float* const partial) {
+// overwrite: dbias = the sums (not read), else dbias += the sums.
+template <class ExecSpace, class TOut, class TIn>
+void column_sums(const ExecSpace& exec, const Vector<ExecSpace, TOut>& dbias,
+                 const ConstMatrix<ExecSpace, TIn>& dout, float* const partial,
+                 const bool overwrite) {
   using Tuning = ColumnSumTuning<ExecSpace>;
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   using Member = typename Policy::member_type;
@@ -95,10 +100,11 @@ void column_sums(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
             for (int r = 0; r < rows_per_thread; ++r) {
               const index_t m = m0 + t + index_t(r) * team_size;
               if (full_block) {  // the common case, free of bounds checks
-                for (int j = 0; j < cols_per_lane; ++j) acc[j] += dout(m, c0 + j * lanes + lane);
+                for (int j = 0; j < cols_per_lane; ++j)
+                  acc[j] += to_float(dout(m, c0 + j * lanes + lane));
               } else if (m < M) {
                 for (int j = 0; j < cols_per_lane; ++j)
-                  if (c0 + j * lanes + lane < OC) acc[j] += dout(m, c0 + j * lanes + lane);
+                  if (c0 + j * lanes + lane < OC) acc[j] += to_float(dout(m, c0 + j * lanes + lane));
               }
             }
             for (int j = 0; j < cols_per_lane; ++j) thread_sums(t, j * lanes + lane) = acc[j];
@@ -122,7 +128,7 @@ void column_sums(const ExecSpace& exec, const Vector<ExecSpace>& dbias,
       "llmk::column_sums_final", Range<ExecSpace>(exec, 0, OC), KOKKOS_LAMBDA(const index_t c) {
         double sum = 0.0;
         for (index_t seg = 0; seg < segments; ++seg) sum += partial[seg * OC + c];
-        dbias(c) += float(sum);
+        update(dbias(c), float(sum), overwrite);
       });
 }
 

@@ -15,9 +15,10 @@ namespace llmk::kernels {
 // out(r, c) += Σ_k opA(r, k) · B(k, c), with opA = A (TransA = false) or Aᵀ.
 // The league has a team per row of out: Kokkos 3's league size is an int, so
 // out may have at most 2³¹ − 1 rows.
-template <bool TransA, class ExecSpace>
+// A and B: float or bf16 (converted on load); out: float.
+template <bool TransA, class ExecSpace, class TI>
 void team_row_products(const ExecSpace& exec, const char* label, const Matrix<ExecSpace>& out,
-                       const ConstMatrix<ExecSpace>& A, const ConstMatrix<ExecSpace>& B) {
+                       const ConstMatrix<ExecSpace, TI>& A, const ConstMatrix<ExecSpace, TI>& B) {
   using Tuning = TeamTuning<ExecSpace>;
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   using Member = typename Policy::member_type;
@@ -37,7 +38,7 @@ void team_row_products(const ExecSpace& exec, const char* label, const Matrix<Ex
         for (index_t k0 = 0; k0 < K; k0 += chunk) {
           const index_t len = K - k0 < chunk ? K - k0 : chunk;
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, len), [&](const index_t k) {
-            coef(k) = TransA ? A(k0 + k, r) : A(r, k0 + k);
+            coef(k) = to_float(TransA ? A(k0 + k, r) : A(r, k0 + k));
           });
           team.team_barrier();
           if (Tuning::k_outer) {  // not constexpr: nvcc's extended lambdas may not first-capture there
@@ -47,7 +48,7 @@ void team_row_products(const ExecSpace& exec, const char* label, const Matrix<Ex
             for (index_t k = 0; k < len; ++k) {
               const float a = coef(k);
               Kokkos::parallel_for(Kokkos::TeamThreadRange(team, cols),
-                                   [&](const index_t c) { out(r, c) += a * B(k0 + k, c); });
+                                   [&](const index_t c) { out(r, c) += a * to_float(B(k0 + k, c)); });
             }
           } else {
             // GPU: a dot product per column in a register, lanes on consecutive
@@ -57,7 +58,7 @@ void team_row_products(const ExecSpace& exec, const char* label, const Matrix<Ex
                 const index_t c = blk * lanes + lane;
                 if (c >= cols) return;
                 float sum = 0.0f;
-                for (index_t k = 0; k < len; ++k) sum += coef(k) * B(k0 + k, c);
+                for (index_t k = 0; k < len; ++k) sum += coef(k) * to_float(B(k0 + k, c));
                 out(r, c) += sum;
               });
             });

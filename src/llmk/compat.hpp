@@ -88,3 +88,17 @@ constexpr bool is_cuda =
 #endif
 
 }  // namespace llmk::compat
+
+namespace llmk::compat {
+
+// tanh in host and device code: Kokkos 4 has Kokkos::tanh, Kokkos 3.4 only
+// Kokkos::Experimental::tanh.
+KOKKOS_INLINE_FUNCTION float tanh(const float x) {
+#if LLMK_KOKKOS_4
+  return Kokkos::tanh(x);
+#else
+  return Kokkos::Experimental::tanh(x);
+#endif
+}
+
+}  // namespace llmk::compat

@@ -1,22 +1,37 @@
-// llmk: the backward pass of a linear layer  out = inp · weightᵀ + bias.
+// llmk: the backward pass of a linear layer  out = inp · weightᵀ + bias,
+// optionally through the GELU before it (inp = gelu(pre_gelu), GPT-2's MLP).
 //
-//   dinp    (M × C)  += dout · weight        M = B·T rows
-//   dweight (OC × C) += doutᵀ · inp
-//   dbias   (OC)     += Σ_rows dout          (skipped when dbias is empty / null)
+//   dinp    (M × C)  ⟵ dout · weight        M = B·T rows
+//   dweight (OC × C) ⟵ doutᵀ · inp
+//   dbias   (OC)     ⟵ Σ_rows dout          (skipped when dbias is empty / null)
 //
-// All three gradients ACCUMULATE (+=), as llm.c's training code needs when a
-// layer's gradients are summed over micro-batches. (The CPU reference of
-// llm.c's dev/cuda/matmul_backward.cu overwrites dbias; llmk does not.)
+// "⟵" is += (the default: gradients summed over micro-batches, as llm.c's
+// dweight and dbias) or = (options.dinp_update etc. = Update::overwrite, as
+// llm.c's dinp). An overwritten output is never read: it may hold anything,
+// NaN included.
+//
+// With pre_gelu (M × C: inp = gelu(pre_gelu), GPT-2's tanh approximation),
+// dinp is the gradient of pre_gelu instead, llm.c's fused dgelu:
+// dinp ⟵ (dout · weight) ⊙ gelu'(pre_gelu), with = or += as above.
+//
+// Element types (llmk::bf16: bf16.hpp), one of these configurations:
+//   "fp32"           everything float
+//   "bf16"           everything bf16 (llm.c's training)
+//   "bf16-fp32grad"  inputs and dinp bf16, dweight and dbias float
+// Every sum accumulates in float; a bf16 output is rounded once, at the end.
+// options.math = Math::tf32 lets float32 products use TF32 tensor cores
+// (implementations that have them: matmul_backward_impls()).
 //
 // A call either completes or throws before it touches any output:
-//  - bad arguments (extents, null pointers, aliasing, memory spaces, sizes
-//    whose products overflow, an implementation that is unknown or not
-//    available) throw std::invalid_argument naming the argument and what was
-//    expected;
+//  - bad arguments (extents, element types, null pointers, aliasing, memory
+//    spaces, sizes whose products overflow, an implementation that is unknown,
+//    not available, or without the precision or math mode asked for) throw
+//    std::invalid_argument naming the argument and what was expected;
 //  - a call that cannot run (Kokkos not initialized; with Kokkos 3, an OpenMP
 //    launch from a thread other than the one that initialized Kokkos; a
 //    workspace that cannot be allocated) throws std::runtime_error.
-// Zero-sized dimensions are a valid no-op (with C = 0, dbias still gets Σ dout).
+// Zero-sized dimensions are a valid no-op (with C = 0, dbias still gets Σ dout;
+// overwritten outputs are still written: zeros).
 // Any M works: implementations whose libraries count rows in `int` (OpenBLAS,
 // Kokkos 3's league sizes) get the rows in chunks below 2³¹.
 //
@@ -33,6 +48,7 @@
 #pragma once
 
 #include <llmk/context.hpp>
+#include <llmk/tensor_ref.hpp>
 #include <llmk/types.hpp>
 
 #include <string>
@@ -41,13 +57,21 @@
 
 namespace llmk {
 
+// How products of float32 inputs are computed: float32 FMAs, or TF32 tensor
+// cores (10-bit mantissas: ~5e-4 relative error, outside float32 tolerances).
+enum class Math { fp32, tf32 };
+// What a gradient receives: += (accumulate) or = (overwrite, without reading it).
+enum class Update { accumulate, overwrite };
+
 struct MatmulBackwardOptions {
   // An implementation's name (matmul_backward_impls() lists them), or "auto":
-  // the first one available on the execution space, in that list's order.
+  // the first one available on the execution space that runs the call's
+  // precision and math mode, in that list's order.
   std::string impl = "auto";
-  // cuBLAS paths only: let the GEMMs use TF32 tensor cores. Off by default:
-  // TF32 keeps 10 mantissa bits and misses float32 tolerances.
-  bool allow_tf32 = false;
+  Math math = Math::fp32;
+  Update dinp_update = Update::accumulate;
+  Update dweight_update = Update::accumulate;
+  Update dbias_update = Update::accumulate;
 };
 
 // What an implementation declares about itself.
@@ -56,72 +80,95 @@ struct MatmulBackwardImplInfo {
   bool compiled;       // part of this build (its library was found)
   bool deterministic;  // bitwise identical results from run to run
   std::string dbias;   // how dbias is computed: "fused" into a GEMM, or the kernel's name
+  std::vector<std::string> precisions;  // the configurations it runs ("fp32", "bf16", ...)
+  bool tf32;                            // runs Math::tf32
+  std::string gelu;                     // "fused" into the dinp product, or "separate" pass
 };
 
 // Every implementation llmk knows, compiled into this build or not, in the
 // order "auto" prefers them.
 const std::vector<MatmulBackwardImplInfo>& matmul_backward_impls();
+// The precision configurations: "fp32", "bf16", "bf16-fp32grad".
+const std::vector<std::string>& matmul_backward_precisions();
 // Whether `impl` ("auto" included) is compiled in and runs on ExecSpace.
 template <class ExecSpace>
 bool matmul_backward_available(std::string_view impl);
-// The implementation that "auto" stands for on ExecSpace.
+// The implementation that "auto" stands for on ExecSpace, for a precision
+// configuration and math mode.
 template <class ExecSpace>
-std::string matmul_backward_auto_impl();
+std::string matmul_backward_auto_impl(std::string_view precision = "fp32", Math math = Math::fp32);
 // Bytes of workspace a call with these sizes needs (see Context::use_workspace).
 template <class ExecSpace>
 std::size_t matmul_backward_workspace_bytes(index_t M, index_t C, index_t OC, bool has_bias,
-                                            const MatmulBackwardOptions& options = {});
+                                            const MatmulBackwardOptions& options = {},
+                                            std::string_view precision = "fp32",
+                                            bool has_gelu = false);
 
-// Rank-2 views: dout M×OC, inp and dinp M×C, weight and dweight OC×C,
-// dbias OC or empty (extent 0) to skip the bias gradient.
+namespace detail {
+template <class T>
+struct NoDeduce {
+  using type = T;
+};
+}  // namespace detail
+// Parameter types that take their execution space from the context or
+// instance argument (views convert to them implicitly).
 template <class ExecSpace>
-void matmul_backward(Context<ExecSpace>& ctx, const Matrix<ExecSpace>& dinp,
-                     const Matrix<ExecSpace>& dweight, const Vector<ExecSpace>& dbias,
-                     const ConstMatrix<ExecSpace>& dout, const ConstMatrix<ExecSpace>& inp,
-                     const ConstMatrix<ExecSpace>& weight,
-                     const MatmulBackwardOptions& options = {});
+using Out = TensorRef<typename detail::NoDeduce<ExecSpace>::type>;
+template <class ExecSpace>
+using In = ConstTensorRef<typename detail::NoDeduce<ExecSpace>::type>;
 
-// Rank-3 activations: dout B×T×OC, inp and dinp B×T×C.
+// Views (or TensorRefs), all of rank 2 (dout M×OC, inp and dinp M×C) or the
+// activations of rank 3 (dout B×T×OC, inp and dinp B×T×C); weight and dweight
+// OC×C; dbias OC or empty (extent 0, or nullptr) to skip the bias gradient.
 template <class ExecSpace>
-void matmul_backward(Context<ExecSpace>& ctx, const Tensor3<ExecSpace>& dinp,
-                     const Matrix<ExecSpace>& dweight, const Vector<ExecSpace>& dbias,
-                     const ConstTensor3<ExecSpace>& dout, const ConstTensor3<ExecSpace>& inp,
-                     const ConstMatrix<ExecSpace>& weight,
+void matmul_backward(Context<ExecSpace>& ctx, const Out<ExecSpace>& dinp,
+                     const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
+                     const In<ExecSpace>& dout, const In<ExecSpace>& inp,
+                     const In<ExecSpace>& weight, const MatmulBackwardOptions& options = {});
+// The same with GELU's backward fused: pre_gelu has inp's extents and type.
+template <class ExecSpace>
+void matmul_backward(Context<ExecSpace>& ctx, const Out<ExecSpace>& dinp,
+                     const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
+                     const In<ExecSpace>& dout, const In<ExecSpace>& inp,
+                     const In<ExecSpace>& weight, const In<ExecSpace>& pre_gelu,
                      const MatmulBackwardOptions& options = {});
 
 // Raw pointers in ExecSpace's memory space, row-major as in llm.c:
-// dinp/inp B·T·C floats, dout B·T·OC, dweight/weight OC·C, dbias OC or nullptr.
+// dinp/inp/pre_gelu B·T·C elements, dout B·T·OC, dweight/weight OC·C, dbias OC
+// or nullptr, pre_gelu nullptr for no GELU. float*, llmk::bf16* or
+// __nv_bfloat16* (BufferRef).
 template <class ExecSpace>
-void matmul_backward(Context<ExecSpace>& ctx, float* dinp, float* dweight, float* dbias,
-                     const float* dout, const float* inp, const float* weight, index_t B,
-                     index_t T, index_t C, index_t OC,
-                     const MatmulBackwardOptions& options = {});
+void matmul_backward(Context<ExecSpace>& ctx, BufferRef dinp, BufferRef dweight, BufferRef dbias,
+                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight, index_t B,
+                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options = {},
+                     ConstBufferRef pre_gelu = nullptr);
 
 // The same three on an execution-space instance, with its implicit context.
 template <class ExecSpace>
-void matmul_backward(const ExecSpace& exec, const Matrix<ExecSpace>& dinp,
-                     const Matrix<ExecSpace>& dweight, const Vector<ExecSpace>& dbias,
-                     const ConstMatrix<ExecSpace>& dout, const ConstMatrix<ExecSpace>& inp,
-                     const ConstMatrix<ExecSpace>& weight,
+void matmul_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp,
+                     const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
+                     const In<ExecSpace>& dout, const In<ExecSpace>& inp,
+                     const In<ExecSpace>& weight, const MatmulBackwardOptions& options = {});
+template <class ExecSpace>
+void matmul_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp,
+                     const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
+                     const In<ExecSpace>& dout, const In<ExecSpace>& inp,
+                     const In<ExecSpace>& weight, const In<ExecSpace>& pre_gelu,
                      const MatmulBackwardOptions& options = {});
 template <class ExecSpace>
-void matmul_backward(const ExecSpace& exec, const Tensor3<ExecSpace>& dinp,
-                     const Matrix<ExecSpace>& dweight, const Vector<ExecSpace>& dbias,
-                     const ConstTensor3<ExecSpace>& dout, const ConstTensor3<ExecSpace>& inp,
-                     const ConstMatrix<ExecSpace>& weight,
-                     const MatmulBackwardOptions& options = {});
-template <class ExecSpace>
-void matmul_backward(const ExecSpace& exec, float* dinp, float* dweight, float* dbias,
-                     const float* dout, const float* inp, const float* weight, index_t B,
-                     index_t T, index_t C, index_t OC,
-                     const MatmulBackwardOptions& options = {});
+void matmul_backward(const ExecSpace& exec, BufferRef dinp, BufferRef dweight, BufferRef dbias,
+                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight, index_t B,
+                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options = {},
+                     ConstBufferRef pre_gelu = nullptr);
 
 // For benchmarks: runs only the dbias pass that implementation `impl` runs
-// (dbias += Σ_rows dout), so that its bandwidth can be measured alone.
-// Throws std::invalid_argument for an implementation that fuses dbias into a
-// GEMM (its info's dbias is "fused") or is not available on ExecSpace.
+// (dbias ⟵ Σ_rows dout, options.dbias_update), so that its bandwidth can be
+// measured alone. Throws std::invalid_argument for an implementation that
+// fuses dbias into a GEMM (its info's dbias is "fused") or is not available
+// on ExecSpace.
 template <class ExecSpace>
-void matmul_backward_bias_pass(Context<ExecSpace>& ctx, const Vector<ExecSpace>& dbias,
-                               const ConstMatrix<ExecSpace>& dout, std::string_view impl);
+void matmul_backward_bias_pass(Context<ExecSpace>& ctx, const Out<ExecSpace>& dbias,
+                               const In<ExecSpace>& dout, std::string_view impl,
+                               const MatmulBackwardOptions& options = {});
 
 }  // namespace llmk

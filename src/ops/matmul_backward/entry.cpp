@@ -1,9 +1,10 @@
-// The entry points: validate, reshape to rank 2, resolve the implementation
-// from the list (implementations.hpp), acquire what the call needs, then run
-// it over chunks of rows. Explicit instantiations for every space (spaces.hpp).
+// The entry points: validate, reshape to rank 2, match the element types to a
+// precision configuration (precisions.hpp), choose the implementation
+// (select.hpp), acquire what the call needs, then run it over chunks of rows.
+// Explicit instantiations for every space (spaces.hpp).
 #include <core/spaces.hpp>
 #include <core/validate.hpp>
-#include <ops/matmul_backward/implementations.hpp>
+#include <ops/matmul_backward/select.hpp>
 
 #include <algorithm>
 #include <mutex>
@@ -15,30 +16,14 @@ namespace {
 
 using namespace op::matmul_backward;
 
-std::string valid_names() {
-  std::string valid = "auto";
-  core::for_each_impl(Implementations{}, [&](auto tag) {
-    valid += ", " + std::string(decltype(tag)::type::name);
-  });
-  return valid;
-}
-
-[[noreturn]] void throw_unknown(std::string_view impl) {
-  throw std::invalid_argument(std::string(kOpName) + ": options.impl = '" + std::string(impl) +
-                              "' is not an implementation (expected one of: " + valid_names() +
-                              ")");
-}
-
+// The arguments of a call after the shape checks, all of rank 2 (an absent
+// dbias or pre_gelu has rank 0), element types not yet matched.
 template <class ExecSpace>
-std::string_view resolve_name(std::string_view impl) {
-  if (impl != "auto") return impl;
-  std::string_view first;
-  core::for_each_impl(Implementations{}, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    if (first.empty() && available_on<I, ExecSpace>) first = I::name;
-  });
-  return first;  // naive is available everywhere
-}
+struct Operands {
+  TensorRef<ExecSpace> dinp, dweight, dbias;
+  ConstTensorRef<ExecSpace> dout, inp, weight, pre_gelu;
+  index_t M = 0, C = 0, OC = 0;
+};
 
 // The sizes I refuses: C or OC above max_cols, a weight above
 // max_operand_elements.
@@ -66,15 +51,16 @@ index_t rows_per_run(index_t C, index_t OC) {
 
 // What a call of these sizes takes: one run() on the largest chunk of rows
 // (the chunks reuse it in turn), or the lone dbias pass when C = 0.
-template <class I, class ExecSpace>
+template <class I, class ExecSpace, class P>
 std::size_t workspace_of(const Sizes& s) {
   core::WorkspaceSize size;
   if (s.M == 0 || s.OC == 0) return 0;
   if (s.C == 0) {
     if (s.bias) add_bias_pass_workspace<ExecSpace>(size, BiasPass::ColumnSums, s.M, s.OC);
   } else {
-    const index_t rows = std::min(s.M, rows_per_run<I>(s.C, s.OC));
-    I::template workspace<ExecSpace>(size, {rows, s.C, s.OC, s.bias});
+    Sizes chunk = s;
+    chunk.M = std::min(s.M, rows_per_run<I>(s.C, s.OC));
+    I::template workspace<ExecSpace, P>(size, chunk);
   }
   return size.bytes();
 }
@@ -99,16 +85,31 @@ void with_call(detail::ContextState<ExecSpace>& ctx, std::size_t workspace_bytes
   f(call);
 }
 
-template <class I, class ExecSpace>
-void run_impl(detail::ContextState<ExecSpace>& ctx, const Problem<ExecSpace>& p,
+template <class ExecSpace, class View>
+void fill_zero(const ExecSpace& exec, const View& v) {
+  Kokkos::deep_copy(exec, v, typename View::non_const_value_type(0.0f));
+}
+
+// A problem with no products (M, C or OC zero): its sums are empty, except
+// dbias's when only C is zero; an overwritten gradient is set to zeros.
+template <class ExecSpace, class P>
+void run_without_products(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
+  if (p.overwrite_dinp) fill_zero(call.exec, p.dinp);
+  if (p.overwrite_dweight) fill_zero(call.exec, p.dweight);
+  if (!p.has_bias()) return;
+  if (p.M > 0 && p.OC > 0) {
+    run_bias_pass(BiasPass::ColumnSums, call, p);
+  } else if (p.overwrite_dbias) {
+    fill_zero(call.exec, p.dbias);
+  }
+}
+
+template <class I, class ExecSpace, class P>
+void run_impl(detail::ContextState<ExecSpace>& ctx, const Problem<ExecSpace, P>& p,
               const MatmulBackwardOptions& options) {
   check_limits<I>(p.C, p.OC);
-  with_call(ctx, workspace_of<I, ExecSpace>(p.sizes()), options, [&](Call<ExecSpace>& call) {
-    if (p.M == 0 || p.OC == 0) return;  // every gradient is an empty sum
-    if (p.C == 0) {                     // no products, but dbias still gets Σ dout
-      if (p.has_bias()) run_bias_pass(BiasPass::ColumnSums, call, p.dbias, p.dout);
-      return;
-    }
+  with_call(ctx, workspace_of<I, ExecSpace, P>(p.sizes()), options, [&](Call<ExecSpace>& call) {
+    if (p.M == 0 || p.OC == 0 || p.C == 0) return run_without_products(call, p);
     const core::Workspace whole = call.workspace;
     const index_t chunk = rows_per_run<I>(p.C, p.OC);
     for (index_t m0 = 0; m0 < p.M; m0 += chunk) {
@@ -118,50 +119,182 @@ void run_impl(detail::ContextState<ExecSpace>& ctx, const Problem<ExecSpace>& p,
   });
 }
 
-template <class ExecSpace>
-void dispatch(Context<ExecSpace>& ctx, const Problem<ExecSpace>& p,
-              const MatmulBackwardOptions& options) {
-  const std::string_view name = resolve_name<ExecSpace>(options.impl);
-  const bool known = core::visit_impl(Implementations{}, name, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    if constexpr (available_on<I, ExecSpace>) {
-      run_impl<I>(ctx.state(), p, options);
-    } else {
-      throw std::invalid_argument(
-          std::string(kOpName) + ": implementation '" + std::string(name) +
-          "' is not available on backend '" + ExecSpace::name() + "'" +
-          (I::compiled ? "" : " (its library is not part of this build)"));
-    }
-  });
-  if (!known) throw_unknown(options.impl);
+// --- element types ------------------------------------------------------------
+
+template <class P>
+std::string describe_precision() {
+  return std::string(P::name) + " (inputs " + dtype_name(dtype_of<typename P::in>()) +
+         ", dinp " + dtype_name(dtype_of<typename P::dinp>()) + ", dweight " +
+         dtype_name(dtype_of<typename P::dweight>()) + ", dbias " +
+         dtype_name(dtype_of<typename P::dbias>()) + ")";
 }
 
-// The rank-2 checks: extents, storage, memory space.
+// Whether a reference's type fits T; one without elements fits any.
+template <class T, class Ref>
+bool fits(const Ref& r) {
+  return r.size() == 0 || r.dtype() == dtype_of<T>();
+}
+
+template <class P, class ExecSpace>
+bool matches(const Operands<ExecSpace>& o) {
+  return o.dout.dtype() == dtype_of<typename P::in>() && fits<typename P::dinp>(o.dinp) &&
+         fits<typename P::dweight>(o.dweight) && fits<typename P::dbias>(o.dbias);
+}
+
+// The inputs share dout's element type.
 template <class ExecSpace>
-Problem<ExecSpace> validated(const Matrix<ExecSpace>& dinp, const Matrix<ExecSpace>& dweight,
-                             const Vector<ExecSpace>& dbias, const ConstMatrix<ExecSpace>& dout,
-                             const ConstMatrix<ExecSpace>& inp,
-                             const ConstMatrix<ExecSpace>& weight) {
+void check_input_types(const Operands<ExecSpace>& o) {
+  const std::pair<const char*, const ConstTensorRef<ExecSpace>*> inputs[] = {
+      {"inp", &o.inp}, {"weight", &o.weight}, {"pre_gelu", &o.pre_gelu}};
+  for (const auto& [name, ref] : inputs) {
+    if (ref->size() == 0 || ref->dtype() == o.dout.dtype()) continue;
+    throw std::invalid_argument(std::string(kOpName) + ": argument '" + name + "' is " +
+                                dtype_name(ref->dtype()) + " but dout is " +
+                                dtype_name(o.dout.dtype()) +
+                                "; the inputs (dout, inp, weight, pre_gelu) share one element type");
+  }
+}
+
+[[noreturn]] void throw_no_precision(const std::string& types) {
+  std::string expected;
+  for_each_precision(Precisions{}, [&](auto tag) {
+    expected += (expected.empty() ? "" : "; ") + describe_precision<typename decltype(tag)::type>();
+  });
+  throw std::invalid_argument(std::string(kOpName) + ": the element types (" + types +
+                              ") are not a precision configuration llmk runs; expected one of: " +
+                              expected);
+}
+
+template <class T, class ExecSpace>
+Matrix<ExecSpace, T> typed_matrix(void* data, index_t rows, index_t cols) {
+  using Unmanaged = Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::device_type,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  return Unmanaged(static_cast<T*>(data), rows, cols);
+}
+template <class T, class ExecSpace>
+ConstMatrix<ExecSpace, T> typed_matrix(const void* data, index_t rows, index_t cols) {
+  using Unmanaged = Kokkos::View<const T**, Kokkos::LayoutRight, typename ExecSpace::device_type,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  return Unmanaged(static_cast<const T*>(data), rows, cols);
+}
+
+template <class ExecSpace, class P>
+Problem<ExecSpace, P> typed_problem(const Operands<ExecSpace>& o,
+                                    const MatmulBackwardOptions& options) {
+  using In = typename P::in;
+  using DBiasUnmanaged = Kokkos::View<typename P::dbias*, Kokkos::LayoutRight,
+                                      typename ExecSpace::device_type,
+                                      Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const index_t M = o.M, C = o.C, OC = o.OC;
+  Problem<ExecSpace, P> p;
+  p.dinp = typed_matrix<typename P::dinp, ExecSpace>(o.dinp.data(), M, C);
+  p.dweight = typed_matrix<typename P::dweight, ExecSpace>(o.dweight.data(), OC, C);
+  p.dbias = DBiasUnmanaged(static_cast<typename P::dbias*>(o.dbias.data()), o.dbias.size());
+  p.dout = typed_matrix<In, ExecSpace>(o.dout.data(), M, OC);
+  p.inp = typed_matrix<In, ExecSpace>(o.inp.data(), M, C);
+  p.weight = typed_matrix<In, ExecSpace>(o.weight.data(), OC, C);
+  if (!o.pre_gelu.empty()) p.pre_gelu = typed_matrix<In, ExecSpace>(o.pre_gelu.data(), M, C);
+  p.M = M, p.C = C, p.OC = OC;
+  p.overwrite_dinp = options.dinp_update == Update::overwrite;
+  p.overwrite_dweight = options.dweight_update == Update::overwrite;
+  p.overwrite_dbias = options.dbias_update == Update::overwrite;
+  return p;
+}
+
+// f(problem) with the call's precision configuration.
+template <class ExecSpace, class F>
+void with_problem(const Operands<ExecSpace>& o, const MatmulBackwardOptions& options, F&& f) {
+  check_input_types(o);
+  bool matched = false;
+  for_each_precision(Precisions{}, [&](auto tag) {
+    using P = typename decltype(tag)::type;
+    if (matched || !matches<P>(o)) return;
+    matched = true;
+    f(typed_problem<ExecSpace, P>(o, options));
+  });
+  if (!matched) {
+    throw_no_precision(std::string("inputs ") + dtype_name(o.dout.dtype()) + ", dinp " +
+                       dtype_name(o.dinp.dtype()) + ", dweight " + dtype_name(o.dweight.dtype()) +
+                       (o.dbias.size() ? std::string(", dbias ") + dtype_name(o.dbias.dtype()) : ""));
+  }
+}
+
+template <class ExecSpace>
+void dispatch(Context<ExecSpace>& ctx, const Operands<ExecSpace>& o,
+              const MatmulBackwardOptions& options) {
+  with_problem(o, options, [&](const auto& p) {
+    using P = typename std::decay_t<decltype(p)>::precision;
+    with_impl<ExecSpace, P>(options.impl, options.math, [&](auto tag) {
+      run_impl<typename decltype(tag)::type>(ctx.state(), p, options);
+    });
+  });
+}
+
+// --- shapes -------------------------------------------------------------------
+
+// A rank-2 view of the same dense array.
+template <class Ref>
+Ref flattened(const Ref& r, index_t rows, index_t cols) {
+  if (r.empty()) return r;
+  return Ref({r.data(), r.dtype()}, {rows, cols});
+}
+
+// The shape and storage checks; the activations (dout, inp, dinp, pre_gelu)
+// may be rank 3 (B, T, ·) and are flattened to (B·T, ·).
+template <class ExecSpace>
+Operands<ExecSpace> validated(const TensorRef<ExecSpace>& dinp, const TensorRef<ExecSpace>& dweight,
+                              const TensorRef<ExecSpace>& dbias,
+                              const ConstTensorRef<ExecSpace>& dout,
+                              const ConstTensorRef<ExecSpace>& inp,
+                              const ConstTensorRef<ExecSpace>& weight,
+                              const ConstTensorRef<ExecSpace>& pre_gelu) {
   using detail::arg_info;
   const auto a_dout = arg_info("dout", dout, false);
   const auto a_weight = arg_info("weight", weight, false);
   const auto a_inp = arg_info("inp", inp, false);
+  const auto a_pre = arg_info("pre_gelu", pre_gelu, false);
   const auto a_dinp = arg_info("dinp", dinp, true);
   const auto a_dweight = arg_info("dweight", dweight, true);
   const auto a_dbias = arg_info("dbias", dbias, true);
-  // dout fixes (M, OC); weight's rows must be OC and fix C.
-  const index_t M = dout.extent(0), OC = dout.extent(1), C = weight.extent(1);
-  detail::expect_extents(kOpName, a_weight, {OC, C}, "(OC, C) with OC from dout's columns");
-  detail::expect_extents(kOpName, a_inp, {M, C},
-                         "(M, C) with M from dout's rows and C from weight's columns");
-  detail::expect_extents(kOpName, a_dinp, {M, C}, "(M, C), the extents of inp");
+  if (dout.rank() != 2 && dout.rank() != 3) {
+    throw std::invalid_argument(std::string(kOpName) + ": argument 'dout' has extents " +
+                                detail::extents_string(a_dout) +
+                                " but rank 2 (M, OC) or rank 3 (B, T, OC) was expected");
+  }
+  // dout fixes the rows and OC; weight's rows must be OC and fix C.
+  const bool rank3 = dout.rank() == 3;
+  const index_t B = dout.extent(0), T = rank3 ? dout.extent(1) : 1;
+  const index_t OC = dout.extent(dout.rank() - 1), C = weight.extent(1), M = B * T;
+  detail::expect_extents(kOpName, a_weight, {OC, C}, "(OC, C) with OC from dout's last extent");
+  if (rank3) {
+    const char* how = "(B, T, C) with B, T from dout and C from weight's columns";
+    detail::expect_extents(kOpName, a_inp, {B, T, C}, how);
+    detail::expect_extents(kOpName, a_dinp, {B, T, C}, "(B, T, C), the extents of inp");
+    if (!pre_gelu.empty())
+      detail::expect_extents(kOpName, a_pre, {B, T, C}, "(B, T, C), the extents of inp");
+  } else {
+    detail::expect_extents(kOpName, a_inp, {M, C},
+                           "(M, C) with M from dout's rows and C from weight's columns");
+    detail::expect_extents(kOpName, a_dinp, {M, C}, "(M, C), the extents of inp");
+    if (!pre_gelu.empty())
+      detail::expect_extents(kOpName, a_pre, {M, C}, "(M, C), the extents of inp");
+  }
   detail::expect_extents(kOpName, a_dweight, {OC, C}, "(OC, C), the extents of weight");
-  if (dbias.extent(0) != 0)
+  if (dbias.size() != 0)
     detail::expect_extents(kOpName, a_dbias, {OC}, "(OC) from dout's columns (or an empty view)");
-  detail::check_storage(kOpName, {a_dinp, a_dweight, a_dbias, a_dout, a_inp, a_weight});
-  detail::check_memory_space<ExecSpace>(kOpName,
-                                        {a_dinp, a_dweight, a_dbias, a_dout, a_inp, a_weight});
-  return {dinp, dweight, dbias, dout, inp, weight, M, C, OC};
+  const auto args = {a_dinp, a_dweight, a_dbias, a_dout, a_inp, a_weight, a_pre};
+  detail::check_storage(kOpName, args);
+  detail::check_memory_space<ExecSpace>(kOpName, args);
+  Operands<ExecSpace> o;
+  o.dinp = flattened(dinp, M, C);
+  o.dweight = dweight;
+  o.dbias = dbias;
+  o.dout = flattened(dout, M, OC);
+  o.inp = flattened(inp, M, C);
+  o.weight = weight;
+  o.pre_gelu = flattened(pre_gelu, M, C);
+  o.M = M, o.C = C, o.OC = OC;
+  return o;
 }
 
 }  // namespace
@@ -173,183 +306,226 @@ const std::vector<MatmulBackwardImplInfo>& matmul_backward_impls() {
     std::vector<MatmulBackwardImplInfo> v;
     core::for_each_impl(Implementations{}, [&](auto tag) {
       using I = typename decltype(tag)::type;
+      std::vector<std::string> precisions;
+      for_each_precision(Precisions{}, [&](auto ptag) {
+        using P = typename decltype(ptag)::type;
+        if (I::template supports<P>) precisions.emplace_back(P::name);
+      });
       v.push_back({std::string(I::name), I::compiled, I::deterministic,
-                   std::string(bias_pass_name(I::bias))});
+                   std::string(bias_pass_name(I::bias)), precisions, I::tf32,
+                   I::fused_gelu ? "fused" : "separate"});
     });
     return v;
   }();
   return infos;
 }
 
+const std::vector<std::string>& matmul_backward_precisions() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for_each_precision(Precisions{}, [&](auto tag) { v.emplace_back(decltype(tag)::type::name); });
+    return v;
+  }();
+  return names;
+}
+
 template <class ExecSpace>
 bool matmul_backward_available(std::string_view impl) {
+  if (impl == "auto") return true;  // naive runs everywhere
   bool available = false;
-  const bool known = core::visit_impl(Implementations{}, resolve_name<ExecSpace>(impl), [&](auto tag) {
+  const bool known = core::visit_impl(Implementations{}, impl, [&](auto tag) {
     available = available_on<typename decltype(tag)::type, ExecSpace>;
   });
   if (!known) throw_unknown(impl);
   return available;
 }
 
+namespace {
+// f(PrecisionTag<P>{}) for the configuration named `precision`.
+template <class F>
+void with_precision_named(std::string_view precision, F&& f) {
+  bool found = false;
+  for_each_precision(Precisions{}, [&](auto tag) {
+    if (!found && decltype(tag)::type::name == precision) {
+      found = true;
+      f(tag);
+    }
+  });
+  if (!found) {
+    std::string names;
+    for (const auto& n : matmul_backward_precisions()) names += (names.empty() ? "" : ", ") + n;
+    throw std::invalid_argument(std::string(kOpName) + ": precision '" + std::string(precision) +
+                                "' is not a configuration (expected one of: " + names + ")");
+  }
+}
+}  // namespace
+
 template <class ExecSpace>
-std::string matmul_backward_auto_impl() {
-  return std::string(resolve_name<ExecSpace>("auto"));
+std::string matmul_backward_auto_impl(std::string_view precision, Math math) {
+  std::string name;
+  with_precision_named(precision, [&](auto tag) {
+    name = auto_name<ExecSpace, typename decltype(tag)::type>(math);
+  });
+  return name;
 }
 
 template <class ExecSpace>
 std::size_t matmul_backward_workspace_bytes(index_t M, index_t C, index_t OC, bool has_bias,
-                                            const MatmulBackwardOptions& options) {
-  const std::string_view name = resolve_name<ExecSpace>(options.impl);
+                                            const MatmulBackwardOptions& options,
+                                            std::string_view precision, bool has_gelu) {
   std::size_t bytes = 0;
-  const bool known = core::visit_impl(Implementations{}, name, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    if constexpr (available_on<I, ExecSpace>) bytes = workspace_of<I, ExecSpace>({M, C, OC, has_bias});
+  with_precision_named(precision, [&](auto ptag) {
+    using P = typename decltype(ptag)::type;
+    with_impl<ExecSpace, P>(options.impl, options.math, [&](auto tag) {
+      const Sizes s{M, C, OC, has_bias, has_gelu, options.dinp_update == Update::overwrite,
+                    options.dweight_update == Update::overwrite};
+      bytes = workspace_of<typename decltype(tag)::type, ExecSpace, P>(s);
+    });
   });
-  if (!known) throw_unknown(options.impl);
   return bytes;
 }
 
 // --- the entry points ---------------------------------------------------------
 
 template <class ExecSpace>
-void matmul_backward(Context<ExecSpace>& ctx, const Matrix<ExecSpace>& dinp,
-                     const Matrix<ExecSpace>& dweight, const Vector<ExecSpace>& dbias,
-                     const ConstMatrix<ExecSpace>& dout, const ConstMatrix<ExecSpace>& inp,
-                     const ConstMatrix<ExecSpace>& weight, const MatmulBackwardOptions& options) {
-  dispatch(ctx, validated<ExecSpace>(dinp, dweight, dbias, dout, inp, weight), options);
+void matmul_backward(Context<ExecSpace>& ctx, const Out<ExecSpace>& dinp,
+                     const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
+                     const In<ExecSpace>& dout, const In<ExecSpace>& inp,
+                     const In<ExecSpace>& weight, const In<ExecSpace>& pre_gelu,
+                     const MatmulBackwardOptions& options) {
+  dispatch(ctx, validated<ExecSpace>(dinp, dweight, dbias, dout, inp, weight, pre_gelu), options);
 }
 
 template <class ExecSpace>
-void matmul_backward(Context<ExecSpace>& ctx, const Tensor3<ExecSpace>& dinp,
-                     const Matrix<ExecSpace>& dweight, const Vector<ExecSpace>& dbias,
-                     const ConstTensor3<ExecSpace>& dout, const ConstTensor3<ExecSpace>& inp,
-                     const ConstMatrix<ExecSpace>& weight, const MatmulBackwardOptions& options) {
-  using detail::arg_info;
-  const index_t B = dout.extent(0), T = dout.extent(1), C = inp.extent(2);
-  detail::expect_extents(kOpName, arg_info("inp", inp, false), {B, T, C},
-                         "(B, T, C) with B, T from dout's first two extents");
-  detail::expect_extents(kOpName, arg_info("dinp", dinp, true), {B, T, C},
-                         "(B, T, C), the extents of inp");
-  detail::check_storage(kOpName, {arg_info("dinp", dinp, true), arg_info("dout", dout, false),
-                                  arg_info("inp", inp, false)});
-  // Contiguous row-major B×T×X is the same memory as (B·T)×X.
-  using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-  using Device = typename ExecSpace::device_type;
-  const Kokkos::View<float**, Kokkos::LayoutRight, Device, Unmanaged> dinp2(dinp.data(), B * T, C);
-  const Kokkos::View<const float**, Kokkos::LayoutRight, Device, Unmanaged> dout2(
-      dout.data(), B * T, dout.extent(2));
-  const Kokkos::View<const float**, Kokkos::LayoutRight, Device, Unmanaged> inp2(inp.data(), B * T, C);
-  matmul_backward(ctx, Matrix<ExecSpace>(dinp2), dweight, dbias, ConstMatrix<ExecSpace>(dout2),
-                  ConstMatrix<ExecSpace>(inp2), weight, options);
+void matmul_backward(Context<ExecSpace>& ctx, const Out<ExecSpace>& dinp,
+                     const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
+                     const In<ExecSpace>& dout, const In<ExecSpace>& inp,
+                     const In<ExecSpace>& weight, const MatmulBackwardOptions& options) {
+  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, In<ExecSpace>(), options);
 }
 
 template <class ExecSpace>
-void matmul_backward(Context<ExecSpace>& ctx, float* dinp, float* dweight, float* dbias,
-                     const float* dout, const float* inp, const float* weight, index_t B,
-                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options) {
+void matmul_backward(Context<ExecSpace>& ctx, BufferRef dinp, BufferRef dweight, BufferRef dbias,
+                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight, index_t B,
+                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options,
+                     ConstBufferRef pre_gelu) {
   const std::pair<const char*, index_t> dims[] = {{"B", B}, {"T", T}, {"C", C}, {"OC", OC}};
   for (const auto& [name, value] : dims) {
     if (value < 0)
       throw std::invalid_argument(std::string(kOpName) + ": dimension " + name + " = " +
                                   std::to_string(value) + " is negative");
   }
-  // Every array's element count, checked before any view is made of it.
+  // Every array's element count, checked before any reference is made of it.
   const index_t M = core::checked_product(B, T, kOpName, "M = B·T");
   core::checked_product(M, C, kOpName, "the elements of inp and dinp, M·C");
   core::checked_product(M, OC, kOpName, "the elements of dout, M·OC");
   core::checked_product(OC, C, kOpName, "the elements of weight and dweight, OC·C");
-  using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-  using Device = typename ExecSpace::device_type;
-  using M2 = Kokkos::View<float**, Kokkos::LayoutRight, Device, Unmanaged>;
-  using CM2 = Kokkos::View<const float**, Kokkos::LayoutRight, Device, Unmanaged>;
-  // A null dbias means "no bias gradient", an empty view.
-  const Kokkos::View<float*, Kokkos::LayoutRight, Device, Unmanaged> dbias1(dbias, dbias ? OC : 0);
-  matmul_backward(ctx, Matrix<ExecSpace>(M2(dinp, M, C)), Matrix<ExecSpace>(M2(dweight, OC, C)),
-                  Vector<ExecSpace>(dbias1), ConstMatrix<ExecSpace>(CM2(dout, M, OC)),
-                  ConstMatrix<ExecSpace>(CM2(inp, M, C)),
-                  ConstMatrix<ExecSpace>(CM2(weight, OC, C)), options);
+  // A null dbias means "no bias gradient", a null pre_gelu "no GELU".
+  matmul_backward(ctx, Out<ExecSpace>(dinp, {M, C}), Out<ExecSpace>(dweight, {OC, C}),
+                  dbias.data ? Out<ExecSpace>(dbias, {OC}) : Out<ExecSpace>(),
+                  In<ExecSpace>(dout, {M, OC}), In<ExecSpace>(inp, {M, C}),
+                  In<ExecSpace>(weight, {OC, C}),
+                  pre_gelu.data ? In<ExecSpace>(pre_gelu, {M, C}) : In<ExecSpace>(), options);
 }
 
 template <class ExecSpace>
-void matmul_backward(const ExecSpace& exec, const Matrix<ExecSpace>& dinp,
-                     const Matrix<ExecSpace>& dweight, const Vector<ExecSpace>& dbias,
-                     const ConstMatrix<ExecSpace>& dout, const ConstMatrix<ExecSpace>& inp,
-                     const ConstMatrix<ExecSpace>& weight, const MatmulBackwardOptions& options) {
+void matmul_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp,
+                     const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
+                     const In<ExecSpace>& dout, const In<ExecSpace>& inp,
+                     const In<ExecSpace>& weight, const MatmulBackwardOptions& options) {
   Context<ExecSpace> ctx = detail::implicit_context(exec);
   matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, options);
 }
 
 template <class ExecSpace>
-void matmul_backward(const ExecSpace& exec, const Tensor3<ExecSpace>& dinp,
-                     const Matrix<ExecSpace>& dweight, const Vector<ExecSpace>& dbias,
-                     const ConstTensor3<ExecSpace>& dout, const ConstTensor3<ExecSpace>& inp,
-                     const ConstMatrix<ExecSpace>& weight, const MatmulBackwardOptions& options) {
+void matmul_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp,
+                     const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
+                     const In<ExecSpace>& dout, const In<ExecSpace>& inp,
+                     const In<ExecSpace>& weight, const In<ExecSpace>& pre_gelu,
+                     const MatmulBackwardOptions& options) {
   Context<ExecSpace> ctx = detail::implicit_context(exec);
-  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, options);
+  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, pre_gelu, options);
 }
 
 template <class ExecSpace>
-void matmul_backward(const ExecSpace& exec, float* dinp, float* dweight, float* dbias,
-                     const float* dout, const float* inp, const float* weight, index_t B,
-                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options) {
+void matmul_backward(const ExecSpace& exec, BufferRef dinp, BufferRef dweight, BufferRef dbias,
+                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight, index_t B,
+                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options,
+                     ConstBufferRef pre_gelu) {
   Context<ExecSpace> ctx = detail::implicit_context(exec);
-  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, B, T, C, OC, options);
+  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, B, T, C, OC, options, pre_gelu);
 }
 
 template <class ExecSpace>
-void matmul_backward_bias_pass(Context<ExecSpace>& ctx, const Vector<ExecSpace>& dbias,
-                               const ConstMatrix<ExecSpace>& dout, std::string_view impl) {
-  const std::string_view name = resolve_name<ExecSpace>(impl);
-  const bool known = core::visit_impl(Implementations{}, name, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    if constexpr (available_on<I, ExecSpace> && I::bias != BiasPass::Fused) {
-      const index_t M = dout.extent(0), OC = dout.extent(1);
-      detail::expect_extents(kOpName, detail::arg_info("dbias", dbias, true), {OC},
-                             "(OC) from dout's columns");
-      core::WorkspaceSize size;
-      add_bias_pass_workspace<ExecSpace>(size, I::bias, M, OC);
-      with_call(ctx.state(), size.bytes(), MatmulBackwardOptions{}, [&](Call<ExecSpace>& call) {
-        if (M > 0 && OC > 0) run_bias_pass(I::bias, call, dbias, dout);
-      });
-    } else {
-      throw std::invalid_argument(std::string(kOpName) + "_bias_pass: implementation '" +
-                                  std::string(name) + "' " +
-                                  (available_on<I, ExecSpace> ? "fuses dbias into a GEMM"
-                                                              : "is not available here"));
-    }
+void matmul_backward_bias_pass(Context<ExecSpace>& ctx, const Out<ExecSpace>& dbias,
+                               const In<ExecSpace>& dout, std::string_view impl,
+                               const MatmulBackwardOptions& options) {
+  if (dout.rank() != 2)
+    throw std::invalid_argument(std::string(kOpName) + "_bias_pass: dout must be rank 2 (M, OC)");
+  const index_t M = dout.extent(0), OC = dout.extent(1);
+  detail::expect_extents(kOpName, detail::arg_info("dbias", dbias, true), {OC},
+                         "(OC) from dout's columns");
+  bool matched = false;
+  for_each_precision(Precisions{}, [&](auto ptag) {
+    using P = typename decltype(ptag)::type;
+    if (matched || dout.dtype() != dtype_of<typename P::in>() || !fits<typename P::dbias>(dbias))
+      return;
+    matched = true;
+    const auto typed_dout = typed_matrix<typename P::in, ExecSpace>(dout.data(), M, OC);
+    const Vector<ExecSpace, typename P::dbias> typed_dbias = Kokkos::View<
+        typename P::dbias*, Kokkos::LayoutRight, typename ExecSpace::device_type,
+        Kokkos::MemoryTraits<Kokkos::Unmanaged>>(static_cast<typename P::dbias*>(dbias.data()), OC);
+    with_impl<ExecSpace, P>(impl, Math::fp32, [&](auto tag) {
+      using I = typename decltype(tag)::type;
+      if constexpr (I::bias == BiasPass::Fused) {
+        throw std::invalid_argument(std::string(kOpName) + "_bias_pass: implementation '" +
+                                    std::string(I::name) + "' fuses dbias into a GEMM");
+      } else {
+        core::WorkspaceSize size;
+        add_bias_pass_workspace<ExecSpace>(size, I::bias, M, OC);
+        with_call(ctx.state(), size.bytes(), options, [&](Call<ExecSpace>& call) {
+          if (M > 0 && OC > 0)
+            run_bias_pass(I::bias, call, typed_dbias, typed_dout,
+                          options.dbias_update == Update::overwrite);
+        });
+      }
+    });
   });
-  if (!known) throw_unknown(impl);
+  if (!matched)
+    throw_no_precision(std::string("dout ") + dtype_name(dout.dtype()) + ", dbias " +
+                       dtype_name(dbias.dtype()));
 }
 
-#define LLMK_INSTANTIATE_MATMUL_BACKWARD(Space)                                                 \
-  template bool matmul_backward_available<Space>(std::string_view);                            \
-  template std::string matmul_backward_auto_impl<Space>();                                      \
-  template std::size_t matmul_backward_workspace_bytes<Space>(index_t, index_t, index_t, bool,  \
-                                                              const MatmulBackwardOptions&);    \
-  template void matmul_backward<Space>(Context<Space>&, const Matrix<Space>&,                   \
-                                       const Matrix<Space>&, const Vector<Space>&,              \
-                                       const ConstMatrix<Space>&, const ConstMatrix<Space>&,    \
-                                       const ConstMatrix<Space>&, const MatmulBackwardOptions&); \
-  template void matmul_backward<Space>(Context<Space>&, const Tensor3<Space>&,                  \
-                                       const Matrix<Space>&, const Vector<Space>&,              \
-                                       const ConstTensor3<Space>&, const ConstTensor3<Space>&,  \
-                                       const ConstMatrix<Space>&, const MatmulBackwardOptions&); \
-  template void matmul_backward<Space>(Context<Space>&, float*, float*, float*, const float*,   \
-                                       const float*, const float*, index_t, index_t, index_t,   \
-                                       index_t, const MatmulBackwardOptions&);                  \
-  template void matmul_backward<Space>(const Space&, const Matrix<Space>&, const Matrix<Space>&, \
-                                       const Vector<Space>&, const ConstMatrix<Space>&,         \
-                                       const ConstMatrix<Space>&, const ConstMatrix<Space>&,    \
-                                       const MatmulBackwardOptions&);                           \
-  template void matmul_backward<Space>(const Space&, const Tensor3<Space>&,                     \
-                                       const Matrix<Space>&, const Vector<Space>&,              \
-                                       const ConstTensor3<Space>&, const ConstTensor3<Space>&,  \
-                                       const ConstMatrix<Space>&, const MatmulBackwardOptions&); \
-  template void matmul_backward<Space>(const Space&, float*, float*, float*, const float*,      \
-                                       const float*, const float*, index_t, index_t, index_t,   \
-                                       index_t, const MatmulBackwardOptions&);                  \
-  template void matmul_backward_bias_pass<Space>(Context<Space>&, const Vector<Space>&,         \
-                                                 const ConstMatrix<Space>&, std::string_view);
+#define LLMK_INSTANTIATE_MATMUL_BACKWARD(Space)                                                  \
+  template bool matmul_backward_available<Space>(std::string_view);                             \
+  template std::string matmul_backward_auto_impl<Space>(std::string_view, Math);                 \
+  template std::size_t matmul_backward_workspace_bytes<Space>(                                   \
+      index_t, index_t, index_t, bool, const MatmulBackwardOptions&, std::string_view, bool);   \
+  template void matmul_backward<Space>(Context<Space>&, const Out<Space>&, const Out<Space>&,    \
+                                       const Out<Space>&, const In<Space>&, const In<Space>&,    \
+                                       const In<Space>&, const MatmulBackwardOptions&);          \
+  template void matmul_backward<Space>(Context<Space>&, const Out<Space>&, const Out<Space>&,    \
+                                       const Out<Space>&, const In<Space>&, const In<Space>&,    \
+                                       const In<Space>&, const In<Space>&,                       \
+                                       const MatmulBackwardOptions&);                            \
+  template void matmul_backward<Space>(Context<Space>&, BufferRef, BufferRef, BufferRef,         \
+                                       ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t,  \
+                                       index_t, index_t, index_t, const MatmulBackwardOptions&,  \
+                                       ConstBufferRef);                                          \
+  template void matmul_backward<Space>(const Space&, const Out<Space>&, const Out<Space>&,       \
+                                       const Out<Space>&, const In<Space>&, const In<Space>&,    \
+                                       const In<Space>&, const MatmulBackwardOptions&);          \
+  template void matmul_backward<Space>(const Space&, const Out<Space>&, const Out<Space>&,       \
+                                       const Out<Space>&, const In<Space>&, const In<Space>&,    \
+                                       const In<Space>&, const In<Space>&,                       \
+                                       const MatmulBackwardOptions&);                            \
+  template void matmul_backward<Space>(const Space&, BufferRef, BufferRef, BufferRef,            \
+                                       ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t,  \
+                                       index_t, index_t, index_t, const MatmulBackwardOptions&,  \
+                                       ConstBufferRef);                                          \
+  template void matmul_backward_bias_pass<Space>(Context<Space>&, const Out<Space>&,             \
+                                                 const In<Space>&, std::string_view,             \
+                                                 const MatmulBackwardOptions&);
 LLMK_FOR_EACH_SPACE(LLMK_INSTANTIATE_MATMUL_BACKWARD)
 
 }  // namespace llmk

@@ -1,0 +1,49 @@
+// The precision configurations of the matmul backward: the element types of
+// its inputs (dout, inp, weight, pre_gelu share one) and of each gradient.
+// Accumulation is float in every configuration. An implementation states the
+// ones it runs (ImplDefaults::supports<P>); the list below is the one place
+// they are named, and the entry points, tests and perf table walk it.
+#pragma once
+
+#include <llmk/types.hpp>
+
+#include <string_view>
+
+namespace llmk::op::matmul_backward {
+
+template <class In, class DInp, class DWeight, class DBias>
+struct Precision {
+  using in = In;  // dout, inp, weight, pre_gelu
+  using dinp = DInp;
+  using dweight = DWeight;
+  using dbias = DBias;
+};
+
+struct Fp32 : Precision<float, float, float, float> {
+  static constexpr std::string_view name = "fp32";
+};
+// llm.c's training: activations, weights and gradients bf16.
+struct Bf16 : Precision<bf16, bf16, bf16, bf16> {
+  static constexpr std::string_view name = "bf16";
+};
+// Mixed precision with float32 parameter gradients.
+struct Bf16Fp32Grad : Precision<bf16, bf16, float, float> {
+  static constexpr std::string_view name = "bf16-fp32grad";
+};
+
+template <class... Ps>
+struct PrecisionList {};
+using Precisions = PrecisionList<Fp32, Bf16, Bf16Fp32Grad>;
+
+template <class P>
+struct PrecisionTag {
+  using type = P;
+};
+
+// f(PrecisionTag<P>{}) for each configuration, in list order.
+template <class... Ps, class F>
+void for_each_precision(PrecisionList<Ps...>, F&& f) {
+  (f(PrecisionTag<Ps>{}), ...);
+}
+
+}  // namespace llmk::op::matmul_backward
