@@ -115,6 +115,27 @@ Comparison compare(const char* what, const std::vector<float>& out, const std::v
   return compare_vectors(what, out, ref, cols, tolerance);
 }
 
+double tolerance(Precision precision, Output output) {
+  if (precision == Precision::tf32) return kTf32Tolerance;
+  return bf16_output(precision, output) ? kBf16Tolerance : kFloat32Tolerance;
+}
+
+double pair_tolerance(Precision precision, Output output) {
+  return 2 * tolerance(precision, output);
+}
+
+Comparison compare_bf16(const char* what, const std::uint16_t* out, const double* ref,
+                        std::size_t n, std::int64_t cols, double tolerance) {
+  const std::vector<float> wide = widen_bf16(out, n);
+  return compare_impl(what, wide.data(), ref, n, cols, tolerance);
+}
+
+Comparison compare_bf16(const char* what, const std::uint16_t* out, const float* ref,
+                        std::size_t n, std::int64_t cols, double tolerance) {
+  const std::vector<float> wide = widen_bf16(out, n);
+  return compare_impl(what, wide.data(), ref, n, cols, tolerance);
+}
+
 std::int64_t first_bitwise_difference(const float* a, const float* b, std::size_t n) {
   if (n == 0 || std::memcmp(a, b, n * sizeof(float)) == 0) return -1;
   for (std::size_t i = 0; i < n; ++i)

@@ -1,6 +1,7 @@
 #include <ops/matmul_backward/reference/reference.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <thread>
 
@@ -135,15 +136,39 @@ void accumulate_backward(const float* dout, const float* inp, const float* weigh
   loops_dweight_dbias(dout, inp, M, C, OC, dweight, dbias, threads);
 }
 
-Gradients64 reference_backward(const HostProblem& p, Method method, int threads) {
+double gelu_grad(double x) {
+  const double s = std::sqrt(2.0 / 3.14159265358979323846), a = 0.044715;
+  const double t = std::tanh(s * (x + a * x * x * x));
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * s * (1.0 + 3.0 * a * x * x);
+}
+
+Gradients64 reference_backward(const HostProblem& p, Method method, int threads,
+                               const Updates& updates) {
   const Shape& s = p.shape;
+  const std::size_t MC = std::size_t(s.M() * s.C);
+  if (p.gelu && p.pre_gelu.size() != MC)
+    throw std::invalid_argument("llmk::reference: pre_gelu must have M*C elements");
   Gradients64 g;
-  g.dinp.assign(p.dinp.begin(), p.dinp.end());
-  g.dweight.assign(p.dweight.begin(), p.dweight.end());
-  g.dbias.assign(p.dbias.begin(), p.dbias.end());
+  // Start from the initial gradients, or from 0 for an overwritten output;
+  // with GELU the product is summed alone, then multiplied by gelu'.
+  const auto start = [](std::vector<double>& out, const std::vector<float>& init, bool zero) {
+    if (zero)
+      out.assign(init.size(), 0.0);
+    else
+      out.assign(init.begin(), init.end());
+  };
+  start(g.dinp, p.dinp, updates.overwrite_dinp || p.gelu);
+  start(g.dweight, p.dweight, updates.overwrite_dweight);
+  start(g.dbias, p.dbias, updates.overwrite_dbias);
   accumulate_backward(p.dout.data(), p.inp.data(), p.weight.data(), s.M(), s.C, s.OC,
                       g.dinp.data(), g.dweight.data(), s.bias ? g.dbias.data() : nullptr, method,
                       threads);
+  if (p.gelu) {
+    for (std::size_t i = 0; i < MC; ++i) {
+      const double product = g.dinp[i] * gelu_grad(double(p.pre_gelu[i]));
+      g.dinp[i] = updates.overwrite_dinp ? product : double(p.dinp[i]) + product;
+    }
+  }
   return g;
 }
 

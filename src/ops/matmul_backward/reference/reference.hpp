@@ -32,12 +32,26 @@ bool have_blas();
 // "loops" or "OpenBLAS dgemm": what `method` uses for a problem of this size.
 const char* method_name(Method method, const Shape& shape);
 
-// initial gradients + the exact gradients of p, in double. NaN and Inf in the
-// inputs propagate as in any correct implementation.
+// Which outputs are overwritten (llmk's Update::overwrite): their initial
+// values play no part. The others accumulate (+=, the default).
+struct Updates {
+  bool overwrite_dinp = false, overwrite_dweight = false, overwrite_dbias = false;
+};
+
+// initial gradients (unless overwritten) + the exact gradients of p, in
+// double, from the very values in p (bf16-representable ones in a bf16
+// problem: the reference computes with the values llmk receives). With GELU
+// (p.gelu): dinp ⟵ (dout·weight) ⊙ gelu'(pre_gelu), gelu' of gelu_grad().
+// NaN and Inf in the inputs propagate as in any correct implementation.
 // Loops use `threads` std::threads (0: std::thread::hardware_concurrency());
 // Blas uses however many threads OpenBLAS is set to.
 Gradients64 reference_backward(const HostProblem& p, Method method = Method::Auto,
-                               int threads = 0);
+                               int threads = 0, const Updates& updates = {});
+
+// d/dx of GPT-2's GELU, gelu(x) = ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), in
+// double: ½·(1 + t) + ½·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²), t = tanh(...).
+// Written here from the formula, independently of llmk's kernels.
+double gelu_grad(double x);
 
 // The building block, for problems that are not a HostProblem (the M ≥ 2³¹
 // test feeds it the few non-zero rows of a sparse problem): ADDS the
