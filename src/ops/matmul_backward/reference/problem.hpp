@@ -75,9 +75,10 @@ Shape seed_shape();
 // them converted without loss, and the reference sees the very same values.
 struct HostProblem {
   Shape shape;
-  Precision precision = Precision::fp32;    // the configuration the values are made for
   std::vector<float> dout, inp, weight;     // inputs: M×OC, M×C, OC×C
   std::vector<float> dinp, dweight, dbias;  // initial gradients: M×C, OC×C, OC (empty without bias)
+  // (Members above in their old order: aggregate initializations stay valid.)
+  Precision precision = Precision::fp32;    // the configuration the values are made for
   bool gelu = false;                        // dinp is the gradient of pre_gelu (GELU's input)
   std::vector<float> pre_gelu;              // M×C with gelu, else empty
 };
