@@ -65,31 +65,56 @@ void print_header(std::ostream& os, const Machine& m, const TableLayout& layout)
   os << "\n";
 }
 
-void print_table(std::ostream& os, const std::vector<Record>& records, const TableLayout& layout) {
-  std::optional<double> ref_ms;
-  for (const Record& r : records)
-    if (r.impl == layout.comparison && !r.imported) ref_ms = r.ms_median;
+// The row the "vs" column divides r's time by: the comparison of r's
+// precision, timed by this run (null when there is none).
+static std::optional<double> comparison_ms(const std::vector<Record>& records, const Record& r,
+                                           const TableLayout& layout) {
+  for (const auto& [precision, name] : layout.comparisons) {
+    if (precision != r.precision) continue;
+    for (const Record& c : records)
+      if (c.impl == name && c.precision == precision && !c.imported) return c.ms_median;
+  }
+  return std::nullopt;
+}
 
+// "vs peer:cublas-sgemm" when every precision compares with the same row,
+// else "vs peer" and a note says which for each precision.
+static std::string comparison_title(const TableLayout& layout, std::string* note) {
+  std::vector<std::string> names;
+  for (const auto& c : layout.comparisons)
+    if (std::find(names.begin(), names.end(), c.second) == names.end()) names.push_back(c.second);
+  if (names.size() == 1) return "vs " + names[0];
+  for (const auto& [precision, name] : layout.comparisons)
+    *note += (note->empty() ? "vs peer: the time of " : ", ") + name + " (" + precision + ")";
+  if (!note->empty()) *note += " divided by the row's";
+  return "vs peer";
+}
+
+void print_table(std::ostream& os, const std::vector<Record>& records, const TableLayout& layout) {
   std::size_t name_w = 16;
   for (const Record& r : records) name_w = std::max(name_w, r.impl.size() + (r.imported ? 1 : 0));
-  const std::string vs = "vs " + layout.comparison;
+  std::string vs_note;
+  const std::string vs = comparison_title(layout, &vs_note);
   const std::size_t vs_w = std::max<std::size_t>(12, vs.size());
 
   std::string line = cell("impl", name_w, true) + " " + cell("backend", 8, true) + " " +
-                     cell("ms median", 11) + " " + cell("ms min", 11) + " " + cell("repeats", 7) +
-                     " " + cell("GFLOP/s", 9);
+                     cell("precision", 13, true) + " " + cell("ms median", 11) + " " +
+                     cell("ms min", 11) + " " + cell("repeats", 7) + " " + cell("GFLOP/s", 9);
   for (const std::string& s : layout.stage_columns) line += " " + cell(s + " GB/s", 9);
-  line += " " + cell("max rel err", 11) + " " + cell("valid", 5) + " " + cell(vs, vs_w);
+  if (layout.error_columns.empty()) line += " " + cell("max rel err", 11);
+  for (const std::string& e : layout.error_columns) line += " " + cell(e + " err", 11);
+  line += " " + cell("valid", 5) + " " + cell(vs, vs_w);
   os << line << "\n";
 
   for (const Record& r : records) {
     std::optional<double> ratio;
+    const std::optional<double> ref_ms = comparison_ms(records, r, layout);
     if (ref_ms && r.ms_median && *r.ms_median > 0) ratio = *ref_ms / *r.ms_median;
     const char* valid = !r.valid ? "-" : *r.valid ? "yes" : "NO";
     line = cell(r.imported ? r.impl + "*" : r.impl, name_w, true) + " " +
-           cell(r.backend, 8, true) + " " + cell(format("%.3f", r.ms_median), 11) + " " +
-           cell(format("%.3f", r.ms_min), 11) + " " + cell(std::to_string(r.repeats), 7) + " " +
-           cell(format("%.1f", r.gflops), 9);
+           cell(r.backend, 8, true) + " " + cell(r.precision, 13, true) + " " +
+           cell(format("%.3f", r.ms_median), 11) + " " + cell(format("%.3f", r.ms_min), 11) + " " +
+           cell(std::to_string(r.repeats), 7) + " " + cell(format("%.1f", r.gflops), 9);
     for (const std::string& name : layout.stage_columns) {
       const StageRecord* s = r.stage(name);
       std::string text = "-";
@@ -97,16 +122,30 @@ void print_table(std::ostream& os, const std::vector<Record>& records, const Tab
       else if (s && s->kernel == "fused") text = "(fused)";
       line += " " + cell(text, 9);
     }
-    line += " " + cell(format("%.2e", r.max_rel_err), 11) + " " + cell(valid, 5) + " " +
-            cell(format("%.3f", ratio), vs_w);
+    if (layout.error_columns.empty()) line += " " + cell(format("%.2e", r.max_rel_err), 11);
+    for (const std::string& name : layout.error_columns) {
+      std::optional<double> err;
+      for (const auto& e : r.errors)
+        if (e.first == name) err = e.second;
+      line += " " + cell(format("%.2e", err), 11);
+    }
+    line += " " + cell(valid, 5) + " " + cell(format("%.3f", ratio), vs_w);
     if (!r.skipped.empty()) line += "  skipped: " + r.skipped;
     os << line << "\n";
   }
+  if (!vs_note.empty()) os << vs_note << "\n";
+  // A row's note once, however many precisions the row ran in.
+  std::vector<std::pair<std::string, std::string>> printed;
   for (const Record& r : records) {
+    if (!r.imported && r.note.empty()) continue;
+    const std::string name = r.imported ? r.impl + "* (" + r.precision + ")" : r.impl;
+    if (std::find(printed.begin(), printed.end(), std::make_pair(name, r.note)) != printed.end())
+      continue;
+    printed.emplace_back(name, r.note);
     if (r.imported)
-      os << r.impl << "*: imported, not timed by this run. " << r.note << "\n";
-    else if (!r.note.empty())
-      os << r.impl << ": " << r.note << "\n";
+      os << name << ": imported, not timed by this run. " << r.note << "\n";
+    else
+      os << name << ": " << r.note << "\n";
   }
 }
 
@@ -142,8 +181,10 @@ void write_json(const std::string& path, const Machine& m, const TableLayout& la
   if (m.device_copy_gbs) machine["device_copy_gbs"] = *m.device_copy_gbs;
   nlohmann::json out = {{"machine", machine}, {"records", nlohmann::json::array()}};
   for (const Record& r : records) {
-    nlohmann::json j = {{"impl", r.impl}, {"kind", r.kind}, {"backend", r.backend}};
+    nlohmann::json j = {{"impl", r.impl}, {"kind", r.kind}, {"backend", r.backend},
+                        {"precision", r.precision}};
     for (const auto& [name, value] : r.params) j[name] = value;
+    for (const auto& [name, value] : r.flags) j[name] = value;
     j["ms_median"] = or_null(r.ms_median);
     j["ms_min"] = or_null(r.ms_min);
     j["repeats"] = r.repeats;
@@ -157,6 +198,12 @@ void write_json(const std::string& path, const Machine& m, const TableLayout& la
     }
     j["valid"] = or_null(r.valid);
     j["max_rel_err"] = or_null(r.max_rel_err);
+    for (const std::string& name : layout.error_columns) {
+      std::optional<double> err;
+      for (const auto& e : r.errors)
+        if (e.first == name) err = e.second;
+      j[name + "_rel_err"] = or_null(err);
+    }
     if (r.projected_s) j["projected_s"] = *r.projected_s;
     if (!r.skipped.empty()) j["skipped"] = r.skipped;
     if (!r.note.empty()) j["note"] = r.note;
@@ -169,8 +216,7 @@ void write_json(const std::string& path, const Machine& m, const TableLayout& la
   if (!file) throw std::runtime_error("error writing " + path);
 }
 
-std::vector<Record> read_json_records(const std::string& path, const std::vector<std::string>& param_names,
-                                      const std::vector<std::string>& stage_names) {
+std::vector<Record> read_json_records(const std::string& path, const RecordSchema& schema) {
   std::ifstream file(path);
   if (!file) throw std::runtime_error("cannot read " + path);
   std::vector<Record> records;
@@ -181,18 +227,24 @@ std::vector<Record> read_json_records(const std::string& path, const std::vector
       r.impl = j.at("impl").get<std::string>();
       r.kind = optional_field<std::string>(j, "kind").value_or("");
       r.backend = optional_field<std::string>(j, "backend").value_or("?");
-      for (const std::string& name : param_names) r.params.emplace_back(name, j.at(name).get<std::int64_t>());
+      r.precision = optional_field<std::string>(j, "precision").value_or(schema.default_precision);
+      for (const std::string& name : schema.params)
+        r.params.emplace_back(name, j.at(name).get<std::int64_t>());
+      for (const std::string& name : schema.flags)
+        r.flags.emplace_back(name, optional_field<bool>(j, name).value_or(false));
       r.ms_median = optional_field<double>(j, "ms_median");
       r.ms_min = optional_field<double>(j, "ms_min");
       r.repeats = optional_field<int>(j, "repeats").value_or(0);
       r.gflops = optional_field<double>(j, "gflops");
-      for (const std::string& name : stage_names) {
+      for (const std::string& name : schema.stages) {
         StageRecord s{name, optional_field<std::string>(j, name + "_kernel").value_or(""),
                       optional_field<double>(j, name + "_ms"), optional_field<double>(j, name + "_gbs")};
         if (!s.kernel.empty() || s.gbs) r.stages.push_back(std::move(s));
       }
       r.valid = optional_field<bool>(j, "valid");
       r.max_rel_err = optional_field<double>(j, "max_rel_err");
+      for (const std::string& name : schema.errors)
+        r.errors.emplace_back(name, optional_field<double>(j, name + "_rel_err"));
       r.skipped = optional_field<std::string>(j, "skipped").value_or("");
       r.note = optional_field<std::string>(j, "note").value_or("");
       r.imported = true;

@@ -35,20 +35,30 @@ struct StageRecord {
   std::optional<double> ms_median, gbs;
 };
 
+// Run-wide switches of the operation that change what a call computes
+// ("gelu", true), ...: JSON booleans, false when a record lacks one.
+using Flags = std::vector<std::pair<std::string, bool>>;
+
+// One output's error against the reference, e.g. ("dinp", 3e-7); null: not checked.
+using Errors = std::vector<std::pair<std::string, std::optional<double>>>;
+
 // One row: an implementation, a peer, or a record imported from another run.
 // Optional fields are null in the JSON and "-" in the table: times when the
 // call threw or the row was skipped, valid/max_rel_err with --no-check.
 struct Record {
-  std::string impl;  // the row's name, unique in the table ("tiled", "peer:openblas")
+  std::string impl;  // the row's name, unique in the table with its precision ("tiled", "peer:openblas")
   std::string kind;  // "impl" or "peer"
   std::string backend;
+  std::string precision;  // the numeric configuration the row ran in ("fp32", "bf16", ...)
   Params params;
+  Flags flags;
   std::optional<double> ms_median, ms_min;
   int repeats = 0;
   std::optional<double> gflops;
   std::vector<StageRecord> stages;
   std::optional<bool> valid;
   std::optional<double> max_rel_err;
+  Errors errors;  // per output (table "<name> err", JSON <name>_rel_err)
   std::optional<double> projected_s;  // what the probes projected a call to take
   std::string skipped;  // why the row was not timed; empty: it was
   std::string note;     // free text, under the table
@@ -60,8 +70,19 @@ struct Record {
 struct TableLayout {
   std::string title;       // first line, e.g. "matmul backward, B=8 T=1024 C=768 OC=3072 (...)"
   std::vector<std::string> stage_columns;  // stage names shown as "<name> GB/s" columns
-  std::string comparison;  // the row whose ms_median the "vs <comparison>" column divides
+  std::vector<std::string> error_columns;  // output names shown as "<name> err" columns
+  // Per precision, the row whose ms_median the "vs" column divides by (a row
+  // is compared with the one of its own precision).
+  std::vector<std::pair<std::string, std::string>> comparisons;
   std::vector<std::string> notes;  // lines printed under the header
+};
+
+// What read_json_records looks for in a record, and the values older files
+// lack: a record without "precision" ran in default_precision, one without a
+// flag ran with it false.
+struct RecordSchema {
+  std::vector<std::string> params, stages, errors, flags;
+  std::string default_precision;
 };
 
 void print_header(std::ostream& os, const Machine& machine, const TableLayout& layout);
@@ -75,9 +96,7 @@ std::string json_path_problem(const std::string& path);
 void write_json(const std::string& path, const Machine& machine, const TableLayout& layout,
                 const std::vector<Record>& records);
 // The records of a JSON file in write_json's format (e.g. perf/torch_baseline.py's),
-// with their params and stages under the given names.
-std::vector<Record> read_json_records(const std::string& path,
-                                      const std::vector<std::string>& param_names,
-                                      const std::vector<std::string>& stage_names);
+// with their params, stages, errors and flags under the schema's names.
+std::vector<Record> read_json_records(const std::string& path, const RecordSchema& schema);
 
 }  // namespace llmk::perf

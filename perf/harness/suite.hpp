@@ -25,6 +25,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -46,12 +47,14 @@ struct Stage {
 struct CheckResult {
   bool valid = false;
   double max_rel_err = 0;
+  Errors errors;       // per output, in Suite::error_columns' names
   std::string detail;  // one line, e.g. "rel err dinp 3e-07, dweight 2e-07, dbias 1e-07"
 };
 
 struct Row {
-  std::string name;  // unique in the table
+  std::string name;  // unique in the table with its precision
   std::string kind;  // "impl" or "peer"
+  std::string precision;  // the numeric configuration it runs in
   std::function<void()> run;  // enqueue one call on the whole problem, on the timer's instance
   std::function<void(std::int64_t)> run_part;  // the same on the first n units; empty: no probe
   std::function<void()> reset;                // restore the outputs' initial values
@@ -69,7 +72,12 @@ struct Suite {
   std::int64_t units = 0;  // what run_part takes parts of
   std::string unit_name;   // "row"
   std::vector<std::string> stage_columns;  // stage names, in column order
-  std::string comparison;  // the row the "vs" column divides by
+  std::vector<std::string> error_columns;  // outputs whose errors CheckResult reports, in column order
+  Flags flags;  // run-wide switches, written with every record; imports must match them
+  std::vector<std::string> precisions;  // those this run times; imports of others are left out
+  std::string default_precision;        // what an imported record without one ran in
+  // Per precision, the row the "vs" column divides by.
+  std::vector<std::pair<std::string, std::string>> comparisons;
   std::vector<std::string> notes;  // printed under the header
   std::vector<Row> rows;
 };
@@ -89,7 +97,15 @@ inline TableLayout layout_of(const Suite& suite) {
   std::string title = suite.title + ",";
   for (const auto& [name, value] : suite.params) title += " " + name + "=" + std::to_string(value);
   if (!suite.derived.empty()) title += " (" + suite.derived + ")";
-  return {title, suite.stage_columns, suite.comparison, suite.notes};
+  return {title, suite.stage_columns, suite.error_columns, suite.comparisons, suite.notes};
+}
+
+// "gelu, overwrite_dinp" (those set), or "none".
+inline std::string describe_flags(const Flags& flags) {
+  std::string out;
+  for (const auto& [name, on] : flags)
+    if (on) out += (out.empty() ? "" : ", ") + name;
+  return out.empty() ? "none" : out;
 }
 
 inline std::vector<std::string> param_names(const Params& params) {
@@ -98,15 +114,30 @@ inline std::vector<std::string> param_names(const Params& params) {
   return names;
 }
 
+inline std::vector<std::string> flag_names(const Flags& flags) {
+  std::vector<std::string> names;
+  for (const auto& f : flags) names.push_back(f.first);
+  return names;
+}
+
 // The records of --import files, read before anything is timed (a bad file
-// fails the run at once); those timed at other sizes are left out.
-inline std::vector<Record> load_imports(const Options& opt, const Params& params,
-                                        const std::vector<std::string>& stage_columns) {
+// fails the run at once); those timed at other sizes, with other flags or in
+// a precision this run does not time are left out.
+inline std::vector<Record> load_imports(const Options& opt, const Suite& suite) {
+  const RecordSchema schema{param_names(suite.params), suite.stage_columns, suite.error_columns,
+                            flag_names(suite.flags), suite.default_precision};
   std::vector<Record> kept;
   for (const std::string& path : opt.imports) {
-    for (Record& r : read_json_records(path, param_names(params), stage_columns)) {
-      if (r.params != params) {
-        progress("--import " + path + ": leaving out '" + r.impl + "', timed at other sizes");
+    for (Record& r : read_json_records(path, schema)) {
+      const std::string why =
+          r.params != suite.params ? "timed at other sizes"
+          : r.flags != suite.flags ? "timed with other settings (" + describe_flags(r.flags) + ")"
+          : std::find(suite.precisions.begin(), suite.precisions.end(), r.precision) ==
+                  suite.precisions.end()
+              ? "in precision " + r.precision + ", not timed here"
+              : std::string();
+      if (!why.empty()) {
+        progress("--import " + path + ": leaving out '" + r.impl + "' (" + r.precision + "), " + why);
         continue;
       }
       kept.push_back(std::move(r));
@@ -116,26 +147,32 @@ inline std::vector<Record> load_imports(const Options& opt, const Params& params
 }
 
 // Runs every row of the suite, prints the header and the table on stdout and
-// writes --json. Returns 0, or 1 when a row failed its check or threw.
+// writes --json (run_rows, then report). Returns 0, or 1 when a row failed its check or threw.
+// Probes, checks and times suite.rows, appending a record per row to
+// `records`; returns whether a row failed its check or threw. Called once per
+// group of rows that share buffers (e.g. one precision), so that a group's
+// memory can be freed before the next is allocated.
 template <class ExecSpace>
-int run_suite(const Options& opt, const ExecSpace& exec, const DeviceTimer<ExecSpace>& timer,
-              const Machine& machine, const Suite& suite, std::vector<Record> imports) {
+bool run_rows(const Options& opt, const ExecSpace& exec, const DeviceTimer<ExecSpace>& timer,
+              const Suite& suite, std::vector<Record>& records) {
   const L2Flush<ExecSpace> flush_l2(exec);
   std::function<void()> before_each;
   if (flush_l2) before_each = [&flush_l2] { flush_l2(); };
   const std::string backend = ExecSpace::name();
 
-  std::vector<Record> records;
   bool failed = false;
   const int n = int(suite.rows.size());
   for (int i = 0; i < n; ++i) {
     const Row& row = suite.rows[i];
-    const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(n) + "] " + row.name;
+    const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(n) + "] " +
+                            row.name + " (" + row.precision + ")";
     Record r;
     r.impl = row.name;
     r.kind = row.kind;
     r.backend = backend;
+    r.precision = row.precision;
     r.params = suite.params;
+    r.flags = suite.flags;
     r.note = row.note;
     if (!row.skip.empty()) {
       r.skipped = row.skip;
@@ -180,6 +217,7 @@ int run_suite(const Options& opt, const ExecSpace& exec, const DeviceTimer<ExecS
         const CheckResult c = row.verify();
         r.valid = c.valid;
         r.max_rel_err = c.max_rel_err;
+        r.errors = c.errors;
         progress(std::string(c.valid ? "ok" : "FAILED") + " (" + c.detail + "; " +
                  seconds_text(checked_s) + ")");
         failed |= !c.valid;
@@ -213,8 +251,14 @@ int run_suite(const Options& opt, const ExecSpace& exec, const DeviceTimer<ExecS
     }
     records.push_back(std::move(r));
   }
-  for (Record& r : imports) records.push_back(std::move(r));
+  return failed;
+}
 
+// Prints the header and the table of `records` (then the imports) on stdout
+// and writes --json. Returns 0, or 1 when `failed`.
+inline int report(const Options& opt, const Machine& machine, const Suite& suite,
+                  std::vector<Record> records, std::vector<Record> imports, bool failed) {
+  for (Record& r : imports) records.push_back(std::move(r));
   const TableLayout layout = layout_of(suite);
   print_header(std::cout, machine, layout);
   print_table(std::cout, records, layout);
@@ -224,6 +268,14 @@ int run_suite(const Options& opt, const ExecSpace& exec, const DeviceTimer<ExecS
   }
   if (failed) progress("llmk-perf: some rows FAILED (see above)");
   return failed ? 1 : 0;
+}
+
+template <class ExecSpace>
+int run_suite(const Options& opt, const ExecSpace& exec, const DeviceTimer<ExecSpace>& timer,
+              const Machine& machine, const Suite& suite, std::vector<Record> imports) {
+  std::vector<Record> records;
+  const bool failed = run_rows(opt, exec, timer, suite, records);
+  return report(opt, machine, suite, std::move(records), std::move(imports), failed);
 }
 
 // f(exec) with a default instance of the execution space --backend names.

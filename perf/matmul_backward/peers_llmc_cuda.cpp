@@ -1,0 +1,286 @@
+// llmc-style: the matmul backward as llm.c trains GPT-2 on a GPU (its
+// train_gpt2.cu with bf16 activations), written here from the algorithm —
+// independent of llmk and not copied from llm.c:
+//  - dinp: one cuBLASLt GEMM, bf16 in and out, float accumulation; overwritten
+//    (beta = 0) as llm.c does with --overwrite-dinp, else accumulated
+//    (beta = 1); with --gelu the GELU gradient is applied in the GEMM's
+//    epilogue (CUBLASLT_EPILOGUE_DGELU, pre_gelu as its auxiliary input),
+//    which cuBLASLt applies to the whole result: so only with dinp overwritten;
+//  - dweight: one cuBLASLt GEMM accumulating (beta = 1): bf16 out in "bf16",
+//    float out in "bf16-fp32grad" (bf16 inputs, float C and D);
+//  - dbias: deterministic, no atomics (llm.c's idea, our kernels): blocks sum
+//    slices of rows of dout into float partials, each in a fixed order; a
+//    second kernel adds each column's partials, slice by slice, to dbias.
+// The GEMMs' algorithms come from cuBLASLt's heuristic at each call, with a
+// 32 MiB workspace, as llm.c does on Hopper.
+#include "peers.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace llmk::perf::matmul_backward {
+namespace {
+
+void check(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("llmk-perf (llmc-style): ") + what + " failed: " +
+                             cublasGetStatusString(status));
+}
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess)
+    throw std::runtime_error(std::string("llmk-perf (llmc-style): ") + what + ": " +
+                             cudaGetErrorString(err));
+}
+
+// The peer's own cuBLASLt handle, workspace and dbias partials, made on first
+// use and released at Kokkos::finalize (llmk-perf calls peers from one thread).
+struct State {
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = std::size_t(32) << 20;
+  float* partials = nullptr;
+  std::size_t partials_count = 0;
+  int multiprocessors = 0;
+};
+State state;
+
+State& get_state() {
+  if (!state.handle) {
+    check(cublasLtCreate(&state.handle), "cublasLtCreate");
+    check(cudaMalloc(&state.workspace, state.workspace_bytes), "cudaMalloc (workspace)");
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&state.multiprocessors, cudaDevAttrMultiProcessorCount, device),
+          "cudaDeviceGetAttribute");
+    Kokkos::push_finalize_hook([] {
+      cudaFree(state.partials);
+      cudaFree(state.workspace);
+      cublasLtDestroy(state.handle);
+      state = State{};
+    });
+  }
+  return state;
+}
+
+float* partials(std::size_t count) {
+  State& s = get_state();
+  if (count > s.partials_count) {
+    check(cudaFree(s.partials), "cudaFree");  // synchronizes: only while the size grows (warm-up)
+    s.partials = nullptr;
+    check(cudaMalloc(&s.partials, count * sizeof(float)), "cudaMalloc (dbias partials)");
+    s.partials_count = count;
+  }
+  return s.partials;
+}
+
+// The descriptors of one cuBLASLt call, destroyed whatever happens.
+struct Descriptors {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
+  ~Descriptors() {
+    if (preference) cublasLtMatmulPreferenceDestroy(preference);
+    if (d) cublasLtMatrixLayoutDestroy(d);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+// Column-major D (m × n, ld m) ⟵ op(A) · op(B) + beta · D, A and B bf16,
+// float accumulation; with gelu_aux, D ⟵ (op(A)·op(B)) ⊙ gelu'(aux) (aux:
+// bf16 m × n, ld m). Row-major buffers are the transposes: see the callers.
+void lt_matmul(const void* A, bool trans_a, const void* B, bool trans_b, void* D,
+               cudaDataType_t d_type, std::uint64_t m, std::uint64_t n, std::uint64_t k, float beta,
+               const void* gelu_aux, cudaStream_t stream) {
+  State& s = get_state();
+  Descriptors x;
+  check(cublasLtMatmulDescCreate(&x.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  const cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  check(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
+  check(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
+  const cublasLtEpilogue_t epilogue = gelu_aux ? CUBLASLT_EPILOGUE_DGELU : CUBLASLT_EPILOGUE_DEFAULT;
+  check(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue),
+        "EPILOGUE");
+  if (gelu_aux) {
+    const std::int64_t aux_ld = std::int64_t(m);
+    check(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &gelu_aux,
+                                         sizeof gelu_aux),
+          "EPILOGUE_AUX_POINTER");
+    check(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux_ld,
+                                         sizeof aux_ld),
+          "EPILOGUE_AUX_LD");
+  }
+  check(trans_a ? cublasLtMatrixLayoutCreate(&x.a, CUDA_R_16BF, k, m, std::int64_t(k))
+                : cublasLtMatrixLayoutCreate(&x.a, CUDA_R_16BF, m, k, std::int64_t(m)),
+        "layout A");
+  check(trans_b ? cublasLtMatrixLayoutCreate(&x.b, CUDA_R_16BF, n, k, std::int64_t(n))
+                : cublasLtMatrixLayoutCreate(&x.b, CUDA_R_16BF, k, n, std::int64_t(k)),
+        "layout B");
+  check(cublasLtMatrixLayoutCreate(&x.d, d_type, m, n, std::int64_t(m)), "layout D");
+  check(cublasLtMatmulPreferenceCreate(&x.preference), "cublasLtMatmulPreferenceCreate");
+  check(cublasLtMatmulPreferenceSetAttribute(x.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &s.workspace_bytes, sizeof s.workspace_bytes),
+        "MAX_WORKSPACE_BYTES");
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  check(cublasLtMatmulAlgoGetHeuristic(s.handle, x.op, x.a, x.b, x.d, x.d, x.preference, 1,
+                                       &heuristic, &found),
+        "cublasLtMatmulAlgoGetHeuristic");
+  if (found == 0)
+    throw std::runtime_error("llmk-perf (llmc-style): cuBLASLt has no algorithm for m=" +
+                             std::to_string(m) + " n=" + std::to_string(n) +
+                             " k=" + std::to_string(k) + (gelu_aux ? " with DGELU" : ""));
+  const float alpha = 1.0f;
+  check(cublasLtMatmul(s.handle, x.op, &alpha, A, x.a, B, x.b, &beta, D, x.d, D, x.d,
+                       &heuristic.algo, s.workspace, s.workspace_bytes, stream),
+        "cublasLtMatmul");
+}
+
+// ---- dbias: partial column sums over slices of rows, then their sum.
+
+constexpr int kVec = 8;        // bf16 columns per thread: one 16-byte load
+constexpr int kLanesX = 32;    // threads across columns: a block covers 256 columns
+constexpr int kLanesY = 8;     // threads down the rows of a slice
+static_assert(kLanesY == kVec, "the block's threads sum its 256 columns one each");
+constexpr int kBlockColumns = kLanesX * kVec;
+
+// partials[slice, o] = Σ over the slice's rows of dout[m, o]. Each thread
+// adds every kLanesY-th row of the slice for kVec columns; the kLanesY sums of
+// a column are then added in a fixed order: the same result every run.
+template <bool Vectorized>
+__global__ void bias_partials_kernel(float* partials, const __nv_bfloat16* dout, index_t M,
+                                     index_t OC, index_t slice_rows) {
+  const index_t o = (index_t(blockIdx.x) * kLanesX + threadIdx.x) * kVec;
+  const index_t m_begin = index_t(blockIdx.y) * slice_rows;
+  const index_t m_end = m_begin + slice_rows < M ? m_begin + slice_rows : M;
+  float acc[kVec] = {};
+  if (o < OC) {
+    for (index_t m = m_begin + threadIdx.y; m < m_end; m += kLanesY) {
+      const __nv_bfloat16* row = dout + m * OC + o;
+      if constexpr (Vectorized) {
+        const uint4 raw = *reinterpret_cast<const uint4*>(row);
+        const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
+        for (int k = 0; k < kVec / 2; ++k) {
+          const float2 f = __bfloat1622float2(pairs[k]);
+          acc[2 * k] += f.x;
+          acc[2 * k + 1] += f.y;
+        }
+      } else {
+        for (int k = 0; k < kVec; ++k)
+          if (o + k < OC) acc[k] += __bfloat162float(row[k]);
+      }
+    }
+  }
+  __shared__ float sums[kLanesY][kBlockColumns];
+  for (int k = 0; k < kVec; ++k) sums[threadIdx.y][threadIdx.x * kVec + k] = acc[k];
+  __syncthreads();
+  const int t = threadIdx.y * kLanesX + threadIdx.x;  // this thread's column in the block
+  const index_t column = index_t(blockIdx.x) * kBlockColumns + t;
+  if (column < OC) {
+    float s = 0.0f;
+    for (int r = 0; r < kLanesY; ++r) s += sums[r][t];
+    partials[index_t(blockIdx.y) * OC + column] = s;
+  }
+}
+
+__device__ inline float widen(float x) { return x; }
+__device__ inline float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class Out>
+__device__ inline Out narrow(float x);
+template <>
+__device__ inline float narrow<float>(float x) {
+  return x;
+}
+template <>
+__device__ inline __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+// dbias[o] += Σ_slices partials[slice, o], slices in order; one rounding.
+template <class Out>
+__global__ void bias_reduce_kernel(Out* dbias, const float* partials, index_t OC, int slices) {
+  const index_t o = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (o >= OC) return;
+  float s = 0.0f;
+  for (int i = 0; i < slices; ++i) s += partials[index_t(i) * OC + o];
+  dbias[o] = narrow<Out>(widen(dbias[o]) + s);
+}
+
+void llmc_bias(const PeerArgs& a) {
+  if (a.OC == 0) return;
+  const cudaStream_t stream = Kokkos::Cuda().cuda_stream();
+  const auto* dout = static_cast<const __nv_bfloat16*>(a.dout);
+  // Enough slices of rows to give every multiprocessor about 8 blocks.
+  const index_t column_blocks = (a.OC + kBlockColumns - 1) / kBlockColumns;
+  const index_t wanted = (8 * index_t(get_state().multiprocessors) + column_blocks - 1) / column_blocks;
+  const index_t max_slices = std::max<index_t>(1, (a.M + kLanesY - 1) / kLanesY);
+  const int slices = int(std::clamp<index_t>(wanted, 1, std::min<index_t>(max_slices, 65535)));
+  const index_t slice_rows = std::max<index_t>(1, (a.M + slices - 1) / slices);
+  float* const part = partials(std::size_t(slices) * std::size_t(a.OC));
+  const dim3 grid(unsigned(column_blocks), unsigned(slices)), block(kLanesX, kLanesY);
+  const bool vectorized = a.OC % kVec == 0 && reinterpret_cast<std::uintptr_t>(dout) % 16 == 0;
+  if (vectorized)
+    bias_partials_kernel<true><<<grid, block, 0, stream>>>(part, dout, a.M, a.OC, slice_rows);
+  else
+    bias_partials_kernel<false><<<grid, block, 0, stream>>>(part, dout, a.M, a.OC, slice_rows);
+  check(cudaGetLastError(), "bias partials kernel launch");
+  const unsigned reduce_blocks = unsigned((a.OC + 255) / 256);
+  if (a.precision == "bf16-fp32grad")
+    bias_reduce_kernel<<<reduce_blocks, 256, 0, stream>>>(static_cast<float*>(a.dbias), part, a.OC,
+                                                          slices);
+  else
+    bias_reduce_kernel<<<reduce_blocks, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(a.dbias),
+                                                          part, a.OC, slices);
+  check(cudaGetLastError(), "bias reduce kernel launch");
+}
+
+// Row-major buffers seen as column-major transposes:
+//   dinpᵀ (C × M) = weightᵀ (C × OC) · doutᵀ (OC × M)
+//   dweightᵀ (C × OC) += inpᵀ (C × M) · dout (M × OC), dout stored as doutᵀ: op T
+void llmc_style(const PeerArgs& a) {
+  const cudaStream_t stream = Kokkos::Cuda().cuda_stream();
+  llmc_bias(a);  // first, as llm.c
+  if (a.M == 0 || a.C == 0) return;
+  if (a.OC == 0) {  // empty sums: dinp = 0 when overwritten, nothing else changes
+    if (a.overwrite_dinp)
+      check(cudaMemsetAsync(a.dinp, 0, std::size_t(a.M * a.C) * sizeof(__nv_bfloat16), stream),
+            "cudaMemsetAsync");
+    return;
+  }
+  lt_matmul(a.weight, false, a.dout, false, a.dinp, CUDA_R_16BF, std::uint64_t(a.C),
+            std::uint64_t(a.M), std::uint64_t(a.OC), a.overwrite_dinp ? 0.0f : 1.0f, a.pre_gelu,
+            stream);
+  const cudaDataType_t dweight_type = a.precision == "bf16-fp32grad" ? CUDA_R_32F : CUDA_R_16BF;
+  lt_matmul(a.inp, false, a.dout, true, a.dweight, dweight_type, std::uint64_t(a.C),
+            std::uint64_t(a.OC), std::uint64_t(a.M), 1.0f, nullptr, stream);
+}
+
+}  // namespace
+
+std::vector<Peer> llmc_peers() {
+  Peer p;
+  p.name = "llmc-style";
+  p.backends = {"Cuda"};
+  p.precisions = {"bf16", "bf16-fp32grad"};
+  p.run = llmc_style;
+  p.bias_only = llmc_bias;
+  p.bias_kernel = "perf two-pass column sum (row-slice partials, then their sum; no atomics)";
+  p.gelu = "fused";
+  p.gelu_needs_overwrite = true;
+  p.comparison = true;
+  p.description =
+      "llm.c's algorithm: 2 × cuBLASLt bf16 GEMM (dinp with the DGELU epilogue under --gelu, "
+      "dweight += ) + a deterministic two-pass dbias";
+  return {p};
+}
+
+}  // namespace llmk::perf::matmul_backward
