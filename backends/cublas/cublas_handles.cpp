@@ -13,9 +13,17 @@ void check_cublas(cublasStatus_t status, const char* call) {
   }
 }
 
+void check_cuda(cudaError_t status, const char* call) {
+  if (status != cudaSuccess) {
+    throw std::runtime_error(std::string("llmk: ") + call + " failed: " +
+                             cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
+  }
+}
+
 CublasHandle::CublasHandle(const Kokkos::Cuda& exec) {
   check_cublas(cublasCreate(&handle_), "cublasCreate");
-  // The context's stream, for good: the handle belongs to it.
+  // The context's stream, for good: the handle belongs to it. The math mode
+  // stays the default: each GEMM names its compute type (TF32 or not).
   const cublasStatus_t status = cublasSetStream(handle_, exec.cuda_stream());
   if (status != CUBLAS_STATUS_SUCCESS) {
     cublasDestroy(handle_);
@@ -30,5 +38,72 @@ CublasLtHandle::CublasLtHandle(const Kokkos::Cuda&) {
 }
 
 CublasLtHandle::~CublasLtHandle() { cublasLtDestroy(handle_); }
+
+namespace {
+
+// Makes `device` current for the scope: the side stream must live on the
+// device of the context's stream, whatever the calling thread has current.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (device != previous_) check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  }
+  ~DeviceScope() { cudaSetDevice(previous_); }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+}  // namespace
+
+SideStream::SideStream(const Kokkos::Cuda& exec) : main_(exec.cuda_stream()) {
+  try {
+    const DeviceScope device(exec.cuda_device());
+    // Non-blocking: the legacy default stream must not serialize it with
+    // other work; its order with the context's stream is only fork/join.
+    check_cuda(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreate");
+    // Events only order the streams: no timing, which makes them cheaper.
+    check_cuda(cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming), "cudaEventCreate");
+    check_cuda(cudaEventCreateWithFlags(&joined_, cudaEventDisableTiming), "cudaEventCreate");
+    exec_.emplace(side_);  // Kokkos 3.4 throws here off the initializing thread
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+SideStream::~SideStream() { release(); }
+
+void SideStream::release() noexcept {
+  // The Kokkos instance first: it uses the stream (it does not own it). Work
+  // still pending on the stream completes after cudaStreamDestroy returns.
+  exec_.reset();
+  if (joined_) cudaEventDestroy(joined_);
+  if (forked_) cudaEventDestroy(forked_);
+  if (side_) cudaStreamDestroy(side_);
+  joined_ = forked_ = nullptr;
+  side_ = nullptr;
+}
+
+void SideStream::fork() {
+  check_cuda(cudaEventRecord(forked_, main_), "cudaEventRecord (fork to the side stream)");
+  check_cuda(cudaStreamWaitEvent(side_, forked_, 0), "cudaStreamWaitEvent (side stream)");
+}
+
+cudaError_t SideStream::join_nothrow() noexcept {
+  cudaError_t status = cudaEventRecord(joined_, side_);
+  if (status == cudaSuccess) status = cudaStreamWaitEvent(main_, joined_, 0);
+  // Unjoined, later work on the context's stream (the next call, which
+  // reuses the workspace) could overtake the side stream's: wait here.
+  if (status != cudaSuccess) cudaStreamSynchronize(side_);
+  return status;
+}
+
+void SideStream::join() {
+  check_cuda(join_nothrow(), "joining the side stream (cudaEventRecord, cudaStreamWaitEvent)");
+}
 
 }  // namespace llmk::backends

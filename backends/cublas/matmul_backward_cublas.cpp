@@ -1,40 +1,155 @@
-// "cublas": two cuBLAS sgemm calls with beta = 1 (gradients accumulate) on the
-// context's stream, and the shared column-sum kernel for dbias.
-//
-// cuBLAS is column-major; llmk's row-major matrices are their transposes:
-// a row-major R×K matrix is a column-major K×R matrix with leading dimension K.
-//   dinp (M×C)     += dout (M×OC) · weight (OC×C)
-//     column-major: dinpᵀ (C×M) += weightᵀ (C×OC) · doutᵀ (OC×M)
-//   dweight (OC×C) += doutᵀ (OC×M) · inp (M×C)
-//     column-major: dweightᵀ (C×OC) += inpᵀ (C×M) · dout (M×OC)
-#include "cublas_handles.hpp"
+// "cublas" and "cublas_serial": two cublasGemmEx_64 calls on the context's
+// stream (inputs float or bf16, outputs of the gradient's own type, float
+// accumulation), the dinp output route of cublas_dinp_route, and the shared
+// column_sums kernel for dbias: for "cublas" on the context's second stream
+// while the GEMMs run (the bias pass only reads dout, which the GEMMs only
+// read too; it writes dbias and its own workspace partials, which nothing
+// else touches), for "cublas_serial" after them. Layouts: cublas_common.hpp.
+#include "cublas_common.hpp"
 
-#include <backends/cublas/matmul_backward_cublas.hpp>
+#include <exception>
+#include <type_traits>
 
 namespace llmk::op::matmul_backward {
+namespace {
 
-template <>
-void Cublas::run<Kokkos::Cuda, Fp32>(Call<Kokkos::Cuda>& call, const Problem<Kokkos::Cuda, Fp32>& p) {
-  using backends::check_cublas;
-  // The context's handle, bound to its stream; made (and able to fail) here,
-  // before the first launch.
-  const cublasHandle_t handle = call.ctx.template resource<backends::CublasHandle>().get();
-  // Plain float32 unless TF32 was asked for: TF32 misses float32 tolerances.
-  const bool tf32 = call.options.math == Math::tf32;
-  check_cublas(cublasSetMathMode(handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
-               "cublasSetMathMode");
-  const DinpOutput<Kokkos::Cuda> dinp(p.dinp, p.overwrite_dinp, p.has_gelu(), call.workspace);
-  const float one = 1.0f, dinp_beta = dinp.beta(), dweight_beta = p.overwrite_dweight ? 0.0f : 1.0f;
-  check_cublas(cublasSgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, p.C, p.M, p.OC, &one,
-                              p.weight.data(), p.C, p.dout.data(), p.OC, &dinp_beta,
-                              dinp.target().data(), p.C),
-               "cublasSgemm (dinp)");
-  dinp.finish(call.exec, p.pre_gelu);
-  check_cublas(cublasSgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_T, p.C, p.OC, p.M, &one,
-                              p.inp.data(), p.C, p.dout.data(), p.OC, &dweight_beta,
-                              p.dweight.data(), p.C),
-               "cublasSgemm (dweight)");
-  if (p.has_bias()) run_bias_pass(bias, call, p);
+using backends::check_cublas;
+using backends::cuda_type;
+
+// One column-major GEMM  D (m×n) = A (m×k) · op(B) + beta·D, alpha = 1, where
+// A and B have the inputs' type. (A is never transposed here.)
+struct GemmEx {
+  const char* what;  // names the GEMM in errors
+  cublasOperation_t trans_b;
+  index_t m, n, k;
+  const void* A;
+  index_t lda;
+  const void* B;
+  index_t ldb;
+  void* D;
+  cudaDataType_t d_type;
+  index_t ldd;
+  float beta;
+};
+
+void launch(cublasHandle_t handle, const GemmEx& g, cudaDataType_t in_type,
+            cublasComputeType_t compute) {
+  const float one = 1.0f;
+  check_cublas(cublasGemmEx_64(handle, CUBLAS_OP_N, g.trans_b, g.m, g.n, g.k, &one, g.A, in_type,
+                               g.lda, g.B, in_type, g.ldb, &g.beta, g.D, g.d_type, g.ldd, compute,
+                               CUBLAS_GEMM_DEFAULT),
+               g.what);
 }
+
+// Float32 FMAs unless TF32 was asked for (float inputs only): TF32 misses
+// float32 tolerances. bf16 inputs use the tensor cores with float sums.
+template <class P>
+cublasComputeType_t compute_type(Math math) {
+  return std::is_same_v<typename P::in, float> && math == Math::tf32
+             ? CUBLAS_COMPUTE_32F_FAST_TF32
+             : CUBLAS_COMPUTE_32F;
+}
+
+// The context's second stream for the bias pass, made on its first use; null
+// when the call runs the pass on the caller's stream: when asked to, or when
+// the stream cannot be made here (Kokkos 3.4 constructs a Kokkos::Cuda only
+// on the thread that initialized Kokkos). Nothing is written yet, so falling
+// back costs only the concurrency; the next call tries again.
+backends::SideStream* side_stream(Call<Kokkos::Cuda>& call, BiasStream where, bool has_bias) {
+  if (where != BiasStream::side || !has_bias) return nullptr;
+  try {
+    return &call.ctx.template resource<backends::SideStream>();
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
+// Forks the side stream from the context's stream for the scope, and joins it
+// back at the end, also when a launch in between throws (the next call reuses
+// the workspace the side stream's pass is using).
+class ForkJoin {
+ public:
+  explicit ForkJoin(backends::SideStream* side) : side_(side) {
+    if (side_) side_->fork();
+  }
+  ~ForkJoin() {
+    if (side_ && !joined_) side_->join_nothrow();
+  }
+  ForkJoin(const ForkJoin&) = delete;
+  ForkJoin& operator=(const ForkJoin&) = delete;
+  void join() {
+    joined_ = true;
+    if (side_) side_->join();
+  }
+
+ private:
+  backends::SideStream* side_;
+  bool joined_ = false;
+};
+
+// dinpᵀ (C×M) ⟵ weightᵀ (C×OC) · doutᵀ (OC×M), into where `out` says.
+template <class P>
+GemmEx dinp_product(const Problem<Kokkos::Cuda, P>& p, const backends::DinpOutput<P>& out) {
+  GemmEx g{};
+  g.what = "cublasGemmEx (dinp)";
+  g.trans_b = CUBLAS_OP_N;
+  g.m = p.C, g.n = p.M, g.k = p.OC;
+  g.A = p.weight.data(), g.lda = p.C;
+  g.B = p.dout.data(), g.ldb = p.OC;
+  g.D = out.target(), g.d_type = out.type(), g.ldd = p.C;
+  g.beta = out.beta();
+  return g;
+}
+
+// dweightᵀ (C×OC) ⟵ inpᵀ (C×M) · dout (M×OC), straight into dweight (one
+// rounding of a bf16 dweight: cuBLAS adds beta·dweight in float).
+template <class P>
+GemmEx dweight_product(const Problem<Kokkos::Cuda, P>& p) {
+  GemmEx g{};
+  g.what = "cublasGemmEx (dweight)";
+  g.trans_b = CUBLAS_OP_T;
+  g.m = p.C, g.n = p.OC, g.k = p.M;
+  g.A = p.inp.data(), g.lda = p.C;
+  g.B = p.dout.data(), g.ldb = p.OC;
+  g.D = p.dweight.data(), g.d_type = cuda_type<typename P::dweight>(), g.ldd = p.C;
+  g.beta = p.overwrite_dweight ? 0.0f : 1.0f;
+  return g;
+}
+
+}  // namespace
+
+template <class ExecSpace, class P>
+void cublas_gemmex_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p, BiasStream where) {
+  static_assert(std::is_same_v<ExecSpace, Kokkos::Cuda>, "cuBLAS runs on Kokkos::Cuda only");
+  // Everything that can fail comes first, before any launch: the handle (bound
+  // to the context's stream), the side stream, the workspace.
+  const cublasHandle_t handle = call.ctx.template resource<backends::CublasHandle>().get();
+  backends::SideStream* const side = side_stream(call, where, p.has_bias());
+  backends::DinpOutput<P> dinp(p, call.workspace);
+  const cudaDataType_t in = cuda_type<typename P::in>();
+  const cublasComputeType_t compute = compute_type<P>(call.options.math);
+  const GemmEx dinp_gemm = dinp_product(p, dinp);
+  const GemmEx dweight_gemm = dweight_product(p);
+
+  ForkJoin fork(side);  // records an event: may throw, still before any launch
+  if (side) {
+    // First, so that it starts beside the dinp GEMM.
+    Call<Kokkos::Cuda> side_call{side->exec(), call.ctx, call.workspace, call.options};
+    run_bias_pass(CublasGemmExTraits::bias, side_call, p);
+  }
+  launch(handle, dinp_gemm, in, compute);
+  dinp.finish(call.exec);
+  launch(handle, dweight_gemm, in, compute);
+  fork.join();
+  if (!side && p.has_bias()) run_bias_pass(CublasGemmExTraits::bias, call, p);
+}
+
+#define LLMK_INSTANTIATE_CUBLAS(P)                                                               \
+  template void cublas_gemmex_run<Kokkos::Cuda, P>(Call<Kokkos::Cuda>&,                         \
+                                                   const Problem<Kokkos::Cuda, P>&, BiasStream);
+LLMK_INSTANTIATE_CUBLAS(Fp32)
+LLMK_INSTANTIATE_CUBLAS(Bf16)
+LLMK_INSTANTIATE_CUBLAS(Bf16Fp32Grad)
+#undef LLMK_INSTANTIATE_CUBLAS
 
 }  // namespace llmk::op::matmul_backward

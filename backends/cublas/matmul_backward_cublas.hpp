@@ -1,40 +1,102 @@
-// Implementations "cublas" and "cublaslt", for Kokkos::Cuda only. Declared in
-// every build (their names are known everywhere); run() is compiled only with
-// cuBLAS (LLMK_HAVE_CUBLAS, backends/CMakeLists.txt), in
-// matmul_backward_cublas.cpp and matmul_backward_cublaslt.cpp.
+// Implementations "cublas", "cublas_serial" and "cublaslt", for Kokkos::Cuda
+// only, in every precision configuration. Declared in every build (their
+// names are known everywhere); run() is compiled only with cuBLAS
+// (LLMK_HAVE_CUBLAS, backends/CMakeLists.txt), in matmul_backward_cublas.cpp
+// and matmul_backward_cublaslt.cpp. This header includes no CUDA header.
 #pragma once
 
-#include <kernels/gemm_output.hpp>
 #include <ops/matmul_backward/problem.hpp>
 
 namespace llmk::op::matmul_backward {
 
-// cublasSgemm_64 twice (β = 1) on the context's stream; dbias: column_sums.
-struct Cublas : ImplDefaults {
-  static constexpr std::string_view name = "cublas";
+// How the cuBLAS backends write dinp ⟵ (dout·W) ⊙ gelu'(pre_gelu). cuBLAS
+// computes  D = product + beta·D  in float and rounds D's type once, so:
+//  - direct:            no GELU: the GEMM writes dinp (beta 0 or 1), one rounding;
+//  - direct_then_scale: GELU, dinp overwritten: the GEMM writes dinp (beta 0),
+//                       then one elementwise pass dinp ⊙= gelu'(pre_gelu), in
+//                       place. Exact for float; a bf16 dinp is rounded twice
+//                       (product, then product ⊙ gelu'), as llm.c's unfused
+//                       path. Chosen over staging because it moves 8 bytes
+//                       per bf16 element instead of 12 and needs no M×C
+//                       workspace. (cublaslt fuses this case: DGELU.)
+//  - staged:            GELU, dinp accumulated: gelu' must scale the product,
+//                       not dinp + product, so the GEMM writes a float
+//                       workspace (beta 0) and kernels::GemmOutput adds
+//                       product ⊙ gelu' into dinp, one rounding.
+enum class CublasDinpRoute { direct, direct_then_scale, staged };
+
+constexpr CublasDinpRoute cublas_dinp_route(const bool overwrite, const bool gelu) {
+  if (!gelu) return CublasDinpRoute::direct;
+  return overwrite ? CublasDinpRoute::direct_then_scale : CublasDinpRoute::staged;
+}
+
+// Floats of workspace the dinp route takes (the staged product).
+inline index_t cublas_dinp_workspace_floats(const Sizes& s) {
+  return cublas_dinp_route(s.overwrite_dinp, s.gelu) == CublasDinpRoute::staged ? s.M * s.C : 0;
+}
+
+// Where "cublas" runs the dbias pass: beside the GEMMs on the context's second
+// stream, or after them on the caller's stream.
+enum class BiasStream { side, caller };
+
+// The work of "cublas" and "cublas_serial" (matmul_backward_cublas.cpp) and
+// of "cublaslt" (matmul_backward_cublaslt.cpp), explicitly instantiated there
+// for Kokkos::Cuda and every precision.
+template <class ExecSpace, class P>
+void cublas_gemmex_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p, BiasStream where);
+template <class ExecSpace, class P>
+void cublaslt_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p);
+
+// The traits the two cublasGemmEx implementations share.
+struct CublasGemmExTraits : ImplDefaults {
   static constexpr bool compiled = LLMK_HAVE_CUBLAS;
   template <class ExecSpace>
   static constexpr bool available_on() {
     return compat::is_cuda<ExecSpace>;
   }
   // 64-bit cuBLAS entry points: no row limit.
+  template <class P>
+  static constexpr bool supports = true;
   static constexpr bool tf32 = true;
-
-  template <class ExecSpace>
-  using DinpOutput = kernels::GemmOutput<ExecSpace, float>;
+  // GELU: a separate pass (cublas_dinp_route).
 
   template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
-    size.add<float>(DinpOutput<ExecSpace>::workspace_floats(s.M, s.C, s.overwrite_dinp, s.gelu));
+    size.add<float>(std::size_t(cublas_dinp_workspace_floats(s)));
     if (s.bias) add_bias_pass_workspace<ExecSpace>(size, bias, s.M, s.OC);
   }
-
-  template <class ExecSpace, class P>
-  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p);
 };
 
-// cuBLASLt GEMMs; the dweight GEMM carries the BGRADB epilogue, which writes
-// Σ_rows dout into a workspace vector that is then added to dbias.
+// cublasGemmEx_64 twice on the context's stream, with the context's handle;
+// dbias: column_sums on the context's second stream, concurrently with the
+// GEMMs (forked from and joined to the caller's stream, so the call is still
+// ordered on it as one unit). Falls back to the caller's stream when the
+// second stream cannot be made (Kokkos 3.4 makes a Kokkos::Cuda instance
+// only on the thread that initialized Kokkos).
+struct Cublas : CublasGemmExTraits {
+  static constexpr std::string_view name = "cublas";
+  template <class ExecSpace, class P>
+  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
+    cublas_gemmex_run(call, p, BiasStream::side);
+  }
+};
+
+// The same, with dbias after the GEMMs on the caller's stream: the reference
+// that measures what the concurrent bias pass gains.
+struct CublasSerial : CublasGemmExTraits {
+  static constexpr std::string_view name = "cublas_serial";
+  template <class ExecSpace, class P>
+  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
+    cublas_gemmex_run(call, p, BiasStream::caller);
+  }
+};
+
+// cuBLASLt GEMMs. The dweight GEMM carries the BGRADB epilogue (Σ_rows dout
+// into a float workspace vector, then added to dbias); the dinp GEMM carries
+// the DGELU epilogue when dinp is overwritten (DGELU scales
+// product + beta·C, so it cannot accumulate). Where cuBLASLt refuses an
+// epilogue for the types, shape or alignment, the call falls back to the
+// separate passes (column_sums; the in-place GELU scale) before any launch.
 struct CublasLt : ImplDefaults {
   static constexpr std::string_view name = "cublaslt";
   static constexpr bool compiled = LLMK_HAVE_CUBLAS;
@@ -49,20 +111,28 @@ struct CublasLt : ImplDefaults {
   static constexpr index_t max_operand_elements = core::kInt32Max;
   // cuBLASLt's own scratch (Hopper kernels want some).
   static constexpr std::size_t scratch_bytes = 32u << 20;
+  template <class P>
+  static constexpr bool supports = true;
   static constexpr bool tf32 = true;
-
-  template <class ExecSpace>
-  using DinpOutput = kernels::GemmOutput<ExecSpace, float>;
+  // Fused when dinp is overwritten (DGELU), a separate pass otherwise.
+  static constexpr bool fused_gelu = true;
 
   template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
     size.add<unsigned char>(scratch_bytes);
-    size.add<float>(DinpOutput<ExecSpace>::workspace_floats(s.M, s.C, s.overwrite_dinp, s.gelu));
-    if (s.bias) size.add<float>(std::size_t(s.OC));
+    size.add<float>(std::size_t(cublas_dinp_workspace_floats(s)));
+    if (s.bias) {
+      size.add<float>(std::size_t(s.OC));  // BGRADB's output
+      // The fallback when BGRADB is refused: decided after the workspace is
+      // allocated, so it is always declared.
+      add_bias_pass_workspace<ExecSpace>(size, BiasPass::ColumnSums, s.M, s.OC);
+    }
   }
 
   template <class ExecSpace, class P>
-  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p);
+  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
+    cublaslt_run(call, p);
+  }
 };
 
 }  // namespace llmk::op::matmul_backward

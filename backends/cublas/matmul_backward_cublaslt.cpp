@@ -1,30 +1,53 @@
-// "cublaslt": the two products through cuBLASLt; the dweight product carries
-// the BGRADB epilogue, so the bias gradient (column sums of dout) comes out of
-// the GEMM that already reads all of dout, instead of a separate pass.
-// BGRADB *writes* the bias vector, so it goes to a temporary that is then
-// added to dbias (gradients accumulate). Layout mapping: see
-// matmul_backward_cublas.cpp. Both GEMMs are described and their algorithms
-// chosen before the first is launched: a failure leaves the outputs untouched.
-#include "cublas_handles.hpp"
-
-#include <backends/cublas/matmul_backward_cublas.hpp>
+// "cublaslt": the two products through cuBLASLt (inputs float or bf16, float
+// scale and accumulation, outputs of the gradient's own type), with epilogues
+// where cuBLASLt runs them:
+//  - BGRADB on the dweight GEMM: Σ_rows dout comes out of the GEMM that
+//    already reads all of dout. It *writes* the bias vector, so it goes to a
+//    float workspace vector (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = float, so
+//    the sum is rounded once, into dbias) and is then added to (or written
+//    into) dbias. Refused: column_sums after the GEMMs.
+//  - DGELU on the dinp GEMM: D = gelu'(aux) ⊙ (A·B + beta·C), in float, one
+//    rounding. Only for an overwritten dinp (beta = 0): with +=, gelu' would
+//    scale dinp's old value too. aux = pre_gelu, whose type is the inputs'
+//    type and dinp's (the default aux type is D's); its leading dimension C
+//    must be a multiple of 8 (CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD). Refused,
+//    or C not a multiple of 8: the GEMM writes dinp, then the in-place GELU
+//    scale (cublas_dinp_route). With += : the staged route.
+// Both GEMMs are described, and their algorithms chosen and checked
+// (cublasLtMatmulAlgoCheck), before the first is launched: a refusal turns
+// into a separate pass, an error into an exception, with the outputs
+// untouched. Layouts: cublas_common.hpp.
+#include "cublas_common.hpp"
 
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
-#include <tuple>
+#include <string>
+#include <type_traits>
 #include <utility>
 
 namespace llmk::op::matmul_backward {
 namespace {
 
 using backends::check_cublas;
+using backends::cuda_type;
 
-// One column-major GEMM  D (m×n) += op(A) · op(B), optionally with BGRADB.
+// One column-major GEMM  D (m×n) = op(A) · op(B) + beta·D, alpha = 1.
 struct LtGemm {
+  const char* what;  // names the GEMM in errors
   cublasOperation_t trans_a, trans_b;
   index_t m, n, k, lda, ldb, ldd;
-  bool bias_grad_b, tf32;
+  cudaDataType_t in_type, d_type;  // A and B; C and D
+  bool tf32;
+  const void *A, *B;
+  void* D;
+};
+
+// The epilogue a GEMM asks for, and its extra operands.
+struct LtEpilogue {
+  cublasLtEpilogue_t kind = CUBLASLT_EPILOGUE_DEFAULT;
+  float* bias_grad = nullptr;    // BGRADB: n floats
+  const void* aux = nullptr;     // DGELU: pre_gelu, D's type and shape
+  index_t aux_ld = 0;
 };
 
 template <class T>
@@ -38,40 +61,32 @@ void set_attribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t att
 // algorithm it then picks fails with CUBLAS_STATUS_INVALID_VALUE on less: on
 // any Kokkos allocation (its data follows a 128-byte header) or slice of one.
 std::uint32_t alignment(const void* ptr) {
+  if (ptr == nullptr) return 0;
   const auto address = reinterpret_cast<std::uintptr_t>(ptr);
   std::uint32_t align = 256;
-  while (align > 4 && address % align != 0) align /= 2;
+  while (align > 2 && address % align != 0) align /= 2;
   return align;
 }
 
-// A GEMM described and its algorithm chosen, ready to launch. Owns its
-// descriptors, released even when a check throws.
+// A GEMM described and its algorithm chosen, ready to launch: with the
+// epilogue asked for if cuBLASLt runs it, else without (epilogue() says
+// which). Owns its descriptors, released even when a check throws.
 class PreparedGemm {
  public:
-  PreparedGemm(backends::CublasLtHandle& lt, const LtGemm& g, const float* A, const float* B,
-               float* D, float* bias_grad)
-      : lt_(lt), A_(A), B_(B), D_(D) {
-    check_cublas(cublasLtMatmulDescCreate(
-                     &op_, g.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
-                 "cublasLtMatmulDescCreate");
-    set_attribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, g.trans_a);
-    set_attribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, g.trans_b);
-    if (g.bias_grad_b) {
-      set_attribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BGRADB);
-      set_attribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<void*>(bias_grad));
+  PreparedGemm(backends::CublasLtHandle& lt, const LtGemm& g, const LtEpilogue& wanted)
+      : lt_(lt), g_(g) {
+    make_layouts();
+    if (wanted.kind != CUBLASLT_EPILOGUE_DEFAULT) {
+      try {
+        if (prepare(wanted)) return;
+      } catch (const std::runtime_error&) {
+        // An epilogue attribute this cuBLASLt rejects: a refusal too.
+      }
     }
-    // Stored (not transposed) shapes of A and B.
-    const bool ta = g.trans_a != CUBLAS_OP_N, tb = g.trans_b != CUBLAS_OP_N;
-    check_cublas(cublasLtMatrixLayoutCreate(&a_, CUDA_R_32F, ta ? g.k : g.m, ta ? g.m : g.k, g.lda),
-                 "cublasLtMatrixLayoutCreate (A)");
-    check_cublas(cublasLtMatrixLayoutCreate(&b_, CUDA_R_32F, tb ? g.n : g.k, tb ? g.k : g.n, g.ldb),
-                 "cublasLtMatrixLayoutCreate (B)");
-    check_cublas(cublasLtMatrixLayoutCreate(&d_, CUDA_R_32F, g.m, g.n, g.ldd),
-                 "cublasLtMatrixLayoutCreate (D)");
-    algo_ = choose_algo(g, alignment(A), alignment(B), alignment(D));
+    prepare(LtEpilogue{});  // throws when there is no algorithm
   }
   ~PreparedGemm() {
-    if (op_) cublasLtMatmulDescDestroy(op_);
+    release_desc();
     if (a_) cublasLtMatrixLayoutDestroy(a_);
     if (b_) cublasLtMatrixLayoutDestroy(b_);
     if (d_) cublasLtMatrixLayoutDestroy(d_);
@@ -79,90 +94,221 @@ class PreparedGemm {
   PreparedGemm(const PreparedGemm&) = delete;
   PreparedGemm& operator=(const PreparedGemm&) = delete;
 
-  // D = op(A)·op(B) + beta·D
+  cublasLtEpilogue_t epilogue() const { return epilogue_; }
+
+  // D = op(A)·op(B) + beta·D, and the epilogue
   void launch(const Kokkos::Cuda& exec, void* scratch, const float beta) const {
     const float one = 1.0f;
-    check_cublas(cublasLtMatmul(lt_.get(), op_, &one, A_, a_, B_, b_, &beta, D_, d_, D_, d_, &algo_,
-                                scratch, CublasLt::scratch_bytes, exec.cuda_stream()),
-                 "cublasLtMatmul");
+    check_cublas(cublasLtMatmul(lt_.get(), op_, &one, g_.A, a_, g_.B, b_, &beta, g_.D, d_, g_.D,
+                                d_, &algo_, scratch, CublasLt::scratch_bytes, exec.cuda_stream()),
+                 g_.what);
   }
 
  private:
-  // The heuristic's choice, cached in the context's handle per shape and
-  // alignment of A, B and D (= C).
-  cublasLtMatmulAlgo_t choose_algo(const LtGemm& g, std::uint32_t align_a, std::uint32_t align_b,
-                                   std::uint32_t align_d) {
-    const auto key = std::make_tuple(int(g.trans_a), int(g.trans_b), (long long)g.m,
-                                     (long long)g.n, (long long)g.k, (long long)g.lda,
-                                     (long long)g.ldb, (long long)g.ldd, g.bias_grad_b, g.tf32,
-                                     align_a, align_b, align_d);
-    if (auto it = lt_.algos.find(key); it != lt_.algos.end()) return it->second;
+  // Stored (not transposed) shapes of A and B.
+  void make_layouts() {
+    const bool ta = g_.trans_a != CUBLAS_OP_N, tb = g_.trans_b != CUBLAS_OP_N;
+    check_cublas(cublasLtMatrixLayoutCreate(&a_, g_.in_type, ta ? g_.k : g_.m, ta ? g_.m : g_.k,
+                                            g_.lda),
+                 "cublasLtMatrixLayoutCreate (A)");
+    check_cublas(cublasLtMatrixLayoutCreate(&b_, g_.in_type, tb ? g_.n : g_.k, tb ? g_.k : g_.n,
+                                            g_.ldb),
+                 "cublasLtMatrixLayoutCreate (B)");
+    check_cublas(cublasLtMatrixLayoutCreate(&d_, g_.d_type, g_.m, g_.n, g_.ldd),
+                 "cublasLtMatrixLayoutCreate (D)");
+  }
+
+  void make_desc(const LtEpilogue& e) {
+    release_desc();
+    check_cublas(cublasLtMatmulDescCreate(
+                     &op_, g_.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
+                 "cublasLtMatmulDescCreate");
+    set_attribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, g_.trans_a);
+    set_attribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, g_.trans_b);
+    if (e.kind == CUBLASLT_EPILOGUE_DEFAULT) return;
+    set_attribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, e.kind);
+    if (e.kind == CUBLASLT_EPILOGUE_BGRADB) {
+      set_attribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<void*>(e.bias_grad));
+      // The default bias type is D's: say float when D is bf16, so that the
+      // column sums are not rounded to bf16 before they are added to dbias.
+      if (g_.d_type != CUDA_R_32F) set_attribute(op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type(e));
+    } else if (e.kind == CUBLASLT_EPILOGUE_DGELU) {
+      set_attribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, e.aux);
+      set_attribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, std::int64_t(e.aux_ld));
+    }
+  }
+
+  static std::int32_t bias_type(const LtEpilogue& e) {
+    return e.kind == CUBLASLT_EPILOGUE_BGRADB ? std::int32_t(CUDA_R_32F) : -1;
+  }
+
+  void release_desc() {
+    if (op_) cublasLtMatmulDescDestroy(op_);
+    op_ = nullptr;
+  }
+
+  // Describes the GEMM with epilogue e and takes the algorithm cuBLASLt
+  // chooses for it (cached in the context's handle, refusals included).
+  // false: cuBLASLt runs no algorithm for it.
+  bool prepare(const LtEpilogue& e) {
+    make_desc(e);
+    const backends::LtGemmKey key{int(g_.trans_a), int(g_.trans_b), g_.m, g_.n, g_.k, g_.lda,
+                                  g_.ldb, g_.ldd, int(g_.tf32), int(g_.in_type), int(g_.in_type),
+                                  int(g_.d_type), unsigned(e.kind), bias_type(e),
+                                  alignment(g_.A), alignment(g_.B), alignment(g_.D),
+                                  alignment(e.aux)};
+    auto it = lt_.algos.find(key);
+    if (it == lt_.algos.end()) it = lt_.algos.emplace(key, ask(e, key)).first;
+    if (!it->second) return false;
+    algo_ = *it->second;
+    epilogue_ = e.kind;
+    return true;
+  }
+
+  // The heuristic's first choice, checked (cublasLtMatmulAlgoCheck fails for
+  // combinations that would fail at launch). An epilogue the heuristic or
+  // the check refuses is a refusal; without an epilogue, an error.
+  std::optional<cublasLtMatmulAlgo_t> ask(const LtEpilogue& e, const backends::LtGemmKey& key) {
+    cublasLtMatmulHeuristicResult_t result{};
+    const char* step = "cublasLtMatmulAlgoGetHeuristic";
+    cublasStatus_t status = heuristic(key, result);
+    if (status == CUBLAS_STATUS_SUCCESS) {
+      step = "cublasLtMatmulAlgoCheck";
+      status = check(result.algo);
+    }
+    if (status == CUBLAS_STATUS_SUCCESS) return result.algo;
+    if (e.kind != CUBLASLT_EPILOGUE_DEFAULT) return std::nullopt;  // the separate pass
+    check_cublas(status, (std::string(step) + " (" + g_.what + ")").c_str());
+    return std::nullopt;  // not reached
+  }
+
+  // NOT_SUPPORTED when it finds nothing.
+  cublasStatus_t heuristic(const backends::LtGemmKey& key, cublasLtMatmulHeuristicResult_t& result) {
     cublasLtMatmulPreference_t pref = nullptr;
     check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
-    const std::size_t max_ws = CublasLt::scratch_bytes;
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws,
-                                         sizeof(max_ws));
+    const std::size_t max_scratch = CublasLt::scratch_bytes;
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                         &max_scratch, sizeof(max_scratch));
     const std::pair<cublasLtMatmulPreferenceAttributes_t, std::uint32_t> aligns[] = {
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_d},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_d}};
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_a},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_b},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_d},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_d}};
     for (const auto& [attribute, align] : aligns)
       cublasLtMatmulPreferenceSetAttribute(pref, attribute, &align, sizeof(align));
-    cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(lt_.get(), op_, a_, b_, d_, d_,
-                                                                 pref, 1, &result, &found);
+    const cublasStatus_t status =
+        cublasLtMatmulAlgoGetHeuristic(lt_.get(), op_, a_, b_, d_, d_, pref, 1, &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
-    check_cublas(status, "cublasLtMatmulAlgoGetHeuristic");
-    if (found == 0) {
-      throw std::runtime_error(
-          std::string("llmk: cuBLASLt offers no float32 algorithm for this GEMM") +
-          (g.bias_grad_b ? " with the BGRADB epilogue" : ""));
-    }
-    lt_.algos.emplace(key, result.algo);
-    return result.algo;
+    if (status != CUBLAS_STATUS_SUCCESS) return status;
+    return found > 0 ? result.state : CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+
+  // NOT_SUPPORTED when the algorithm needs more scratch than the call has.
+  cublasStatus_t check(const cublasLtMatmulAlgo_t& algo) {
+    cublasLtMatmulHeuristicResult_t checked{};
+    const cublasStatus_t status =
+        cublasLtMatmulAlgoCheck(lt_.get(), op_, a_, b_, d_, d_, &algo, &checked);
+    if (status != CUBLAS_STATUS_SUCCESS) return status;
+    return checked.workspaceSize <= CublasLt::scratch_bytes ? CUBLAS_STATUS_SUCCESS
+                                                            : CUBLAS_STATUS_NOT_SUPPORTED;
   }
 
   backends::CublasLtHandle& lt_;
-  const float *A_, *B_;
-  float* D_;
+  LtGemm g_;
   cublasLtMatmulDesc_t op_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
+  cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
 };
 
-// dbias += bias_grad (a free function: nvcc's extended lambdas fail inside
+// dbias ⟵ bias_grad (a free function: nvcc's extended lambdas fail inside
 // static member functions of templates).
-void add_bias_grad(const Kokkos::Cuda& exec, const Vector<Kokkos::Cuda>& dbias,
+template <class TB>
+void add_bias_grad(const Kokkos::Cuda& exec, const Vector<Kokkos::Cuda, TB>& dbias,
                    const float* bias_grad, const bool overwrite) {
   Kokkos::parallel_for(
       "llmk::cublaslt_add_bias_grad", Range<Kokkos::Cuda>(exec, 0, index_t(dbias.extent(0))),
       KOKKOS_LAMBDA(const index_t o) { kernels::update(dbias(o), bias_grad[o], overwrite); });
 }
 
+template <class P>
+bool tf32_for(const MatmulBackwardOptions& options) {
+  return std::is_same_v<typename P::in, float> && options.math == Math::tf32;
+}
+
+// dinpᵀ (C×M) ⟵ weightᵀ (C×OC) · doutᵀ (OC×M), into where `out` says.
+template <class P>
+LtGemm dinp_product(const Problem<Kokkos::Cuda, P>& p, const backends::DinpOutput<P>& out,
+                    bool tf32) {
+  return {"cublasLtMatmul (dinp)", CUBLAS_OP_N, CUBLAS_OP_N, p.C, p.M, p.OC, p.C, p.OC, p.C,
+          cuda_type<typename P::in>(), out.type(), tf32, p.weight.data(), p.dout.data(),
+          out.target()};
+}
+
+// dweightᵀ (C×OC) ⟵ inpᵀ (C×M) · dout (M×OC), straight into dweight.
+template <class P>
+LtGemm dweight_product(const Problem<Kokkos::Cuda, P>& p, bool tf32) {
+  return {"cublasLtMatmul (dweight)", CUBLAS_OP_N, CUBLAS_OP_T, p.C, p.OC, p.M, p.C, p.OC, p.C,
+          cuda_type<typename P::in>(), cuda_type<typename P::dweight>(), tf32, p.inp.data(),
+          p.dout.data(), p.dweight.data()};
+}
+
+// DGELU when dinp is overwritten and pre_gelu's leading dimension (C) is one
+// cuBLASLt accepts.
+template <class P>
+LtEpilogue dinp_epilogue(const Problem<Kokkos::Cuda, P>& p, const backends::DinpOutput<P>& out) {
+  LtEpilogue e;
+  if (out.gelu_fusable() && p.C % 8 == 0) {
+    e.kind = CUBLASLT_EPILOGUE_DGELU;
+    e.aux = p.pre_gelu.data();
+    e.aux_ld = p.C;
+  }
+  return e;
+}
+
+// BGRADB: Σ_m dout(m, o), o < OC, the column sums of B = dout (M×OC).
+LtEpilogue dweight_epilogue(float* bias_grad) {
+  LtEpilogue e;
+  if (bias_grad) {
+    e.kind = CUBLASLT_EPILOGUE_BGRADB;
+    e.bias_grad = bias_grad;
+  }
+  return e;
+}
+
 }  // namespace
 
-template <>
-void CublasLt::run<Kokkos::Cuda, Fp32>(Call<Kokkos::Cuda>& call,
-                                       const Problem<Kokkos::Cuda, Fp32>& p) {
+template <class ExecSpace, class P>
+void cublaslt_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
+  static_assert(std::is_same_v<ExecSpace, Kokkos::Cuda>, "cuBLASLt runs on Kokkos::Cuda only");
   auto& lt = call.ctx.template resource<backends::CublasLtHandle>();
-  const bool tf32 = call.options.math == Math::tf32;
-  const bool fused_bias = p.has_bias();
-  void* const scratch = call.workspace.take<unsigned char>(scratch_bytes);
-  const DinpOutput<Kokkos::Cuda> dinp_out(p.dinp, p.overwrite_dinp, p.has_gelu(), call.workspace);
-  float* const bias_grad = fused_bias ? call.workspace.take<float>(std::size_t(p.OC)) : nullptr;
-  // dinpᵀ (C×M) += weightᵀ (C×OC) · doutᵀ (OC×M)
-  const PreparedGemm dinp(lt, {CUBLAS_OP_N, CUBLAS_OP_N, p.C, p.M, p.OC, p.C, p.OC, p.C, false, tf32},
-                          p.weight.data(), p.dout.data(), dinp_out.target().data(), nullptr);
-  // dweightᵀ (C×OC) += inpᵀ (C×M) · dout (M×OC); BGRADB: Σ_m dout(m, o), o < OC
-  const PreparedGemm dweight(
-      lt, {CUBLAS_OP_N, CUBLAS_OP_T, p.C, p.OC, p.M, p.C, p.OC, p.C, fused_bias, tf32},
-      p.inp.data(), p.dout.data(), p.dweight.data(), bias_grad);
+  const bool tf32 = tf32_for<P>(call.options);
+  void* const scratch = call.workspace.template take<unsigned char>(CublasLt::scratch_bytes);
+  backends::DinpOutput<P> dinp_out(p, call.workspace);
+  float* const bias_grad = p.has_bias() ? call.workspace.template take<float>(std::size_t(p.OC)) : nullptr;
+
+  const PreparedGemm dinp(lt, dinp_product(p, dinp_out, tf32), dinp_epilogue(p, dinp_out));
+  if (dinp.epilogue() == CUBLASLT_EPILOGUE_DGELU) dinp_out.gelu_fused();
+  const PreparedGemm dweight(lt, dweight_product(p, tf32), dweight_epilogue(bias_grad));
+  const bool bias_fused = dweight.epilogue() == CUBLASLT_EPILOGUE_BGRADB;
+
   dinp.launch(call.exec, scratch, dinp_out.beta());
-  dinp_out.finish(call.exec, p.pre_gelu);
+  dinp_out.finish(call.exec);
   dweight.launch(call.exec, scratch, p.overwrite_dweight ? 0.0f : 1.0f);
-  if (fused_bias) add_bias_grad(call.exec, p.dbias, bias_grad, p.overwrite_dbias);
+  if (!p.has_bias()) return;
+  if (bias_fused) {
+    add_bias_grad(call.exec, p.dbias, bias_grad, p.overwrite_dbias);
+  } else {
+    run_bias_pass(BiasPass::ColumnSums, call, p);  // declared in CublasLt::workspace
+  }
 }
+
+#define LLMK_INSTANTIATE_CUBLASLT(P)                                                             \
+  template void cublaslt_run<Kokkos::Cuda, P>(Call<Kokkos::Cuda>&, const Problem<Kokkos::Cuda, P>&);
+LLMK_INSTANTIATE_CUBLASLT(Fp32)
+LLMK_INSTANTIATE_CUBLASLT(Bf16)
+LLMK_INSTANTIATE_CUBLASLT(Bf16Fp32Grad)
+#undef LLMK_INSTANTIATE_CUBLASLT
 
 }  // namespace llmk::op::matmul_backward

@@ -1,0 +1,93 @@
+// What "cublas" and "cublaslt" share, for their .cpp files only (CUDA builds):
+// element types as CUDA data types, and the output side of the dinp GEMM
+// (cublas_dinp_route in matmul_backward_cublas.hpp).
+//
+// cuBLAS is column-major; llmk's row-major matrices are their transposes: a
+// row-major R×K matrix is a column-major K×R matrix with leading dimension K.
+//   dinp (M×C)     ⟵ dout (M×OC) · weight (OC×C)
+//     column-major: dinpᵀ (C×M) ⟵ weightᵀ (C×OC) · doutᵀ (OC×M)
+//   dweight (OC×C) ⟵ doutᵀ (OC×M) · inp (M×C)
+//     column-major: dweightᵀ (C×OC) ⟵ inpᵀ (C×M) · dout (M×OC)
+#pragma once
+
+#include "cublas_handles.hpp"
+
+#include <backends/cublas/matmul_backward_cublas.hpp>
+#include <kernels/gelu.hpp>
+#include <kernels/gemm_output.hpp>
+
+#include <optional>
+#include <type_traits>
+
+namespace llmk::backends {
+
+// llmk::bf16 has __nv_bfloat16's layout (bf16.hpp): CUDA_R_16BF.
+template <class T>
+constexpr cudaDataType_t cuda_type() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, bf16>, "float or llmk::bf16");
+  return std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_16BF;
+}
+
+// out ⟵ out ⊙ gelu'(pre_gelu), in place, one rounding of the product.
+// (A free function: nvcc's extended lambdas fail in static member functions.)
+template <class T, class TI>
+void scale_by_gelu_grad(const Kokkos::Cuda& exec, const Matrix<Kokkos::Cuda, T>& out,
+                        const ConstMatrix<Kokkos::Cuda, TI>& pre_gelu) {
+  // Both are contiguous (validated; row chunks of contiguous matrices are).
+  T* const o = out.data();
+  const TI* const g = pre_gelu.data();
+  Kokkos::parallel_for(
+      "llmk::cublas_dinp_gelu_scale", Range<Kokkos::Cuda>(exec, 0, index_t(out.size())),
+      KOKKOS_LAMBDA(const index_t i) {
+        o[i] = from_float<T>(to_float(o[i]) * kernels::gelu_grad(to_float(g[i])));
+      });
+}
+
+// The output side of the dinp GEMM of one run(): where the product goes (a
+// column-major C×M matrix, leading dimension C), its type and beta, and the
+// pass that follows it, by cublas_dinp_route.
+template <class P>
+class DinpOutput {
+ public:
+  using Problem = op::matmul_backward::Problem<Kokkos::Cuda, P>;
+  using Route = op::matmul_backward::CublasDinpRoute;
+
+  // Takes cublas_dinp_workspace_floats() from `workspace`.
+  DinpOutput(const Problem& p, core::Workspace& workspace)
+      : p_(p), route_(op::matmul_backward::cublas_dinp_route(p.overwrite_dinp, p.has_gelu())) {
+    if (route_ == Route::staged) staged_.emplace(p.dinp, false, true, workspace);
+  }
+
+  void* target() const {
+    return staged_ ? static_cast<void*>(staged_->target().data()) : static_cast<void*>(p_.dinp.data());
+  }
+  cudaDataType_t type() const {
+    return staged_ ? CUDA_R_32F : cuda_type<typename P::dinp>();
+  }
+  float beta() const { return route_ == Route::direct && !p_.overwrite_dinp ? 1.0f : 0.0f; }
+
+  // Whether the GELU factor could be the GEMM's epilogue (DGELU): only when
+  // the product is all dinp receives, dinp overwritten.
+  bool gelu_fusable() const { return route_ == Route::direct_then_scale; }
+  // The GEMM applies the GELU factor itself: finish() has nothing left to do.
+  void gelu_fused() { gelu_fused_ = true; }
+
+  // After the GEMM: the GELU factor and the update it did not do.
+  void finish(const Kokkos::Cuda& exec) const {
+    switch (route_) {
+      case Route::direct: return;
+      case Route::direct_then_scale:
+        if (!gelu_fused_) scale_by_gelu_grad(exec, p_.dinp, p_.pre_gelu);
+        return;
+      case Route::staged: return staged_->finish(exec, p_.pre_gelu);
+    }
+  }
+
+ private:
+  const Problem& p_;
+  Route route_;
+  std::optional<kernels::GemmOutput<Kokkos::Cuda, typename P::dinp>> staged_;
+  bool gelu_fused_ = false;
+};
+
+}  // namespace llmk::backends
