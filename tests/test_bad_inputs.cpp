@@ -27,17 +27,20 @@ using Matrix = llmk::Matrix<Host>;
 using Vector = llmk::Vector<Host>;
 using Tensor3 = llmk::Tensor3<Host>;
 
-// An output's memory, to compare before and after a call.
+// An output's memory, to compare before and after a call (its bytes: float or bf16).
 struct Span {
   const char* name;
-  const float* data;
-  std::size_t size;
+  const void* data;
+  std::size_t bytes;
 };
 template <class View>
 Span span_of(const char* name, const View& v) {
-  return {name, v.data(), v.span()};
+  return {name, v.data(), v.span() * sizeof(typename View::value_type)};
 }
-Span span_of(const char* name, const std::vector<float>& v) { return {name, v.data(), v.size()}; }
+template <class T>
+Span span_of(const char* name, const std::vector<T>& v) {
+  return {name, v.data(), v.size() * sizeof(T)};
+}
 
 template <class View, class... Extents>
 View random_view(const char* label, std::uint32_t seed, Extents... extents) {
@@ -59,8 +62,11 @@ std::vector<float> random_vector(std::size_t n, std::uint32_t seed) {
 void expect_invalid_argument(const std::function<void()>& call,
                              const std::vector<std::string>& fragments,
                              const std::vector<Span>& outputs) {
-  std::vector<std::vector<float>> before;
-  for (const Span& s : outputs) before.emplace_back(s.data, s.data + s.size);
+  std::vector<std::vector<unsigned char>> before;
+  for (const Span& s : outputs) {
+    const auto* b = static_cast<const unsigned char*>(s.data);
+    before.emplace_back(b, b + s.bytes);
+  }
   try {
     call();
     ADD_FAILURE() << "no exception thrown";
@@ -71,7 +77,11 @@ void expect_invalid_argument(const std::function<void()>& call,
   }
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const Span& s = outputs[i];
-    EXPECT_TRUE(bitwise_equal(s.name, std::vector<float>(s.data, s.data + s.size), before[i]));
+    const auto* b = static_cast<const unsigned char*>(s.data);
+    std::size_t first = 0;
+    while (first < s.bytes && b[first] == before[i][first]) ++first;
+    EXPECT_EQ(first, s.bytes) << s.name << " changed: its byte " << first << " (of " << s.bytes
+                              << ") differs";
   }
 }
 
@@ -524,6 +534,228 @@ TEST(ColumnLimits, CAndOCAboveMaxColsAreRefusedBeforeAnyWrite) {
       }
     }
   }
+}
+
+// --- element types, precisions and math modes ------------------------------------
+// The same problem (B = 2, T = 3, C = 4, OC = 5) with every array in float and
+// in bf16: a call mixing them the wrong way must throw naming the argument.
+
+template <class View, class... Extents>
+View random_bf16_view(const char* label, std::uint32_t seed, Extents... extents) {
+  const View v(std::string(label), static_cast<std::size_t>(extents)...);
+  std::vector<float> values(v.span());
+  fill_random(values, seed);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    v.data()[i] = llmk::bf16::from_bits(llmk::reference::float_to_bf16_bits(values[i]));
+  return v;
+}
+
+class TypedBadInputs : public BadInputs {
+ protected:
+  using Matrix16 = llmk::Matrix<Host, llmk::bf16>;
+  using Vector16 = llmk::Vector<Host, llmk::bf16>;
+  using Tensor16 = llmk::Tensor3<Host, llmk::bf16>;
+  Matrix pre_gelu = random_view<Matrix>("pre_gelu", 7, M, C);
+  Matrix16 dinp16 = random_bf16_view<Matrix16>("dinp", 11, M, C);
+  Matrix16 dweight16 = random_bf16_view<Matrix16>("dweight", 12, OC, C);
+  Vector16 dbias16 = random_bf16_view<Vector16>("dbias", 13, OC);
+  Matrix16 dout16 = random_bf16_view<Matrix16>("dout", 14, M, OC);
+  Matrix16 inp16 = random_bf16_view<Matrix16>("inp", 15, M, C);
+  Matrix16 weight16 = random_bf16_view<Matrix16>("weight", 16, OC, C);
+  Matrix16 pre_gelu16 = random_bf16_view<Matrix16>("pre_gelu", 17, M, C);
+
+  static llmk::MatmulBackwardOptions with(const std::string& impl, llmk::Math math) {
+    llmk::MatmulBackwardOptions options;
+    options.impl = impl;
+    options.math = math;
+    return options;
+  }
+  std::vector<Span> outputs16() const {
+    return {span_of("dinp", dinp16), span_of("dweight", dweight16), span_of("dbias", dbias16)};
+  }
+  std::vector<Span> all_outputs() const {
+    std::vector<Span> v = outputs(), w = outputs16();
+    v.insert(v.end(), w.begin(), w.end());
+    return v;
+  }
+};
+
+// Raw pointers: one input of another element type than dout.
+TEST_F(TypedBadInputs, RawInputTypeDiffersFromDout) {
+  const auto raw = [&](llmk::ConstBufferRef dout_, llmk::ConstBufferRef inp_,
+                       llmk::ConstBufferRef weight_, llmk::ConstBufferRef pre_) {
+    return [=, this] {
+      llmk::matmul_backward(Host(), dinp.data(), dweight.data(), dbias.data(), dout_, inp_,
+                            weight_, B, T, C, OC, {}, pre_);
+    };
+  };
+  // inp bf16 while dout is float (the outputs are float).
+  expect_invalid_argument(raw(dout.data(), inp16.data(), weight.data(), nullptr),
+                          {"'inp'", "bf16", "dout is float32"}, outputs());
+  expect_invalid_argument(raw(dout.data(), inp.data(), weight16.data(), nullptr),
+                          {"'weight'", "bf16", "dout is float32"}, outputs());
+  expect_invalid_argument(raw(dout.data(), inp.data(), weight.data(), pre_gelu16.data()),
+                          {"'pre_gelu'", "bf16", "dout is float32"}, outputs());
+  // dout bf16, inp float: inp is the one named.
+  expect_invalid_argument(raw(dout16.data(), inp.data(), weight16.data(), nullptr),
+                          {"'inp'", "float32", "dout is bf16"}, outputs());
+}
+
+// Typed views: the same through the view entries (rank 2 and rank 3).
+TEST_F(TypedBadInputs, ViewInputTypeDiffersFromDout) {
+  expect_invalid_argument(
+      [&] { llmk::matmul_backward(Host(), dinp16, dweight16, dbias16, dout16, inp, weight16); },
+      {"'inp'", "float32", "dout is bf16"}, outputs16());
+  expect_invalid_argument(
+      [&] { llmk::matmul_backward(Host(), dinp, dweight, dbias, dout, inp, weight16); },
+      {"'weight'", "bf16", "dout is float32"}, outputs());
+  expect_invalid_argument(
+      [&] {
+        llmk::matmul_backward(Host(), dinp16, dweight16, dbias16, dout16, inp16, weight16, pre_gelu);
+      },
+      {"'pre_gelu'", "float32", "dout is bf16"}, outputs16());
+  const Tensor16 dinp3(dinp16.data(), B, T, C), inp3(inp16.data(), B, T, C);
+  const Tensor3 dout3(dout.data(), B, T, OC);
+  expect_invalid_argument(
+      [&] { llmk::matmul_backward(Host(), dinp3, dweight16, dbias16, dout3, inp3, weight16); },
+      {"'inp'", "bf16", "dout is float32"}, outputs16());
+}
+
+// Outputs whose types make no configuration (fp32, bf16, bf16-fp32grad): the
+// message names the types given and lists the configurations.
+TEST_F(TypedBadInputs, UnsupportedCombinationOfOutputTypes) {
+  // bf16 inputs, float dinp: bf16-fp32grad has dinp bf16.
+  expect_invalid_argument(
+      [&] { llmk::matmul_backward(Host(), dinp, dweight, dbias, dout16, inp16, weight16); },
+      {"element types", "dinp float32", "bf16-fp32grad"}, outputs());
+  // float inputs, bf16 dweight.
+  expect_invalid_argument(
+      [&] { llmk::matmul_backward(Host(), dinp, dweight16, dbias, dout, inp, weight); },
+      {"element types", "dweight bf16", "fp32"}, {span_of("dinp", dinp),
+                                                  span_of("dweight", dweight16),
+                                                  span_of("dbias", dbias)});
+  // bf16 inputs and dinp, float dweight, bf16 dbias (raw pointers).
+  expect_invalid_argument(
+      [&] {
+        llmk::matmul_backward(Host(), dinp16.data(), dweight.data(), dbias16.data(), dout16.data(),
+                              inp16.data(), weight16.data(), B, T, C, OC);
+      },
+      {"element types", "dweight float32", "dbias bf16"},
+      {span_of("dinp", dinp16), span_of("dweight", dweight), span_of("dbias", dbias16)});
+}
+
+// An implementation asked for a configuration its info does not declare.
+TEST_F(TypedBadInputs, ImplementationWithoutThePrecision) {
+  int tested = 0;
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
+    if (!llmk::matmul_backward_available<Host>(info.name)) continue;
+    const auto& ps = info.precisions;
+    const bool bf16 = std::find(ps.begin(), ps.end(), "bf16") != ps.end();
+    const bool mixed = std::find(ps.begin(), ps.end(), "bf16-fp32grad") != ps.end();
+    SCOPED_TRACE(info.name);
+    if (!bf16) {
+      ++tested;
+      expect_invalid_argument(
+          [&] {
+            llmk::matmul_backward(Host(), dinp16, dweight16, dbias16, dout16, inp16, weight16,
+                                  with(info.name, llmk::Math::fp32));
+          },
+          {"'" + info.name + "'", "does not run precision 'bf16'"}, outputs16());
+    }
+    if (!mixed) {
+      ++tested;
+      expect_invalid_argument(
+          [&] {
+            llmk::matmul_backward(Host(), dinp16.data(), dweight.data(), dbias.data(),
+                                  dout16.data(), inp16.data(), weight16.data(), B, T, C, OC,
+                                  with(info.name, llmk::Math::fp32));
+          },
+          {"'" + info.name + "'", "does not run precision 'bf16-fp32grad'"},
+          {span_of("dinp", dinp16), span_of("dweight", dweight), span_of("dbias", dbias)});
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "every implementation on " << Host::name() << " runs every precision";
+}
+
+// Math::tf32 of an implementation without TF32 (by its info), and of "auto"
+// when none available here has it.
+TEST_F(TypedBadInputs, Tf32OfAnImplementationWithoutIt) {
+  bool any_tf32 = false;
+  int tested = 0;
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
+    if (!llmk::matmul_backward_available<Host>(info.name)) continue;
+    any_tf32 = any_tf32 || info.tf32;
+    if (info.tf32) continue;
+    ++tested;
+    SCOPED_TRACE(info.name);
+    expect_invalid_argument(
+        [&] {
+          llmk::matmul_backward(Host(), dinp, dweight, dbias, dout, inp, weight,
+                                with(info.name, llmk::Math::tf32));
+        },
+        {"'" + info.name + "'", "options.math", "TF32"}, outputs());
+  }
+  if (!any_tf32) {
+    ++tested;
+    expect_invalid_argument(
+        [&] {
+          llmk::matmul_backward(Host(), dinp, dweight, dbias, dout, inp, weight,
+                                with("auto", llmk::Math::tf32));
+        },
+        {"no implementation", "options.math = Math::tf32"}, outputs());
+  }
+  if (tested == 0) GTEST_SKIP() << "every implementation on " << Host::name() << " has TF32";
+}
+
+// Math::tf32 with bf16 inputs: refused whatever the implementation.
+TEST_F(TypedBadInputs, Tf32WithBf16Inputs) {
+  std::vector<std::string> names{"auto"};
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
+    if (llmk::matmul_backward_available<Host>(info.name)) names.push_back(info.name);
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    expect_invalid_argument(
+        [&] {
+          llmk::matmul_backward(Host(), dinp16, dweight16, dbias16, dout16, inp16, weight16,
+                                with(name, llmk::Math::tf32));
+        },
+        {"options.math", "float32 inputs", "'bf16'"}, outputs16());
+    expect_invalid_argument(
+        [&] {
+          llmk::matmul_backward(Host(), dinp16.data(), dweight.data(), dbias.data(), dout16.data(),
+                                inp16.data(), weight16.data(), B, T, C, OC,
+                                with(name, llmk::Math::tf32), pre_gelu16.data());
+        },
+        {"options.math", "float32 inputs", "'bf16-fp32grad'"},
+        {span_of("dinp", dinp16), span_of("dweight", dweight), span_of("dbias", dbias)});
+  }
+}
+
+// pre_gelu must have inp's extents (rank 2 and rank 3).
+TEST_F(TypedBadInputs, PreGeluExtents) {
+  const auto bad = random_view<Matrix>("pre_gelu", 20, M, C + 1);
+  expect_invalid_argument(
+      [&] { llmk::matmul_backward(Host(), dinp, dweight, dbias, dout, inp, weight, bad); },
+      {"'pre_gelu'", "(6, 5)", "(6, 4)"}, outputs());
+  const auto bad_rows = random_view<Matrix>("pre_gelu", 21, M - 1, C);
+  expect_invalid_argument(
+      [&] { llmk::matmul_backward(Host(), dinp, dweight, dbias, dout, inp, weight, bad_rows); },
+      {"'pre_gelu'", "(5, 4)", "(6, 4)"}, outputs());
+  const auto dinp3 = random_view<Tensor3>("dinp", 22, B, T, C);
+  const auto dout3 = random_view<Tensor3>("dout", 23, B, T, OC);
+  const auto inp3 = random_view<Tensor3>("inp", 24, B, T, C);
+  const auto pre3 = random_view<Tensor3>("pre_gelu", 25, B, T + 1, C);
+  expect_invalid_argument(
+      [&] { llmk::matmul_backward(Host(), dinp3, dweight, dbias, dout3, inp3, weight, pre3); },
+      {"'pre_gelu'", "(2, 4, 4)", "(2, 3, 4)"},
+      {span_of("dinp", dinp3), span_of("dweight", dweight), span_of("dbias", dbias)});
+  // bf16, rank 2.
+  const auto bad16 = random_bf16_view<Matrix16>("pre_gelu", 26, M, C - 1);
+  expect_invalid_argument(
+      [&] {
+        llmk::matmul_backward(Host(), dinp16, dweight16, dbias16, dout16, inp16, weight16, bad16);
+      },
+      {"'pre_gelu'", "(6, 3)", "(6, 4)"}, outputs16());
 }
 
 // --- memory spaces (CUDA builds) -------------------------------------------------

@@ -6,9 +6,15 @@
 #include "support/problem.hpp"
 
 #include <gtest/gtest.h>
+#include <llmk/bf16.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <limits>
+#include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -169,6 +175,367 @@ TEST(Compare, BitwiseDifferences) {
   EXPECT_EQ(ref::first_bitwise_difference(a, b, 0), -1);
   EXPECT_FALSE(bitwise_equal("x", std::vector<float>{guard_nan()},
                              std::vector<float>{std::numeric_limits<float>::quiet_NaN()}));
+}
+
+// --- bf16 on the host ------------------------------------------------------------------
+
+float from_bits32(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+std::uint32_t bits32(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+TEST(Bf16, RoundsToNearestTiesToEven) {
+  // 1 + k/256: between the bf16 neighbours 1 and 1 + 1/128 (ulp 2⁻⁷).
+  EXPECT_EQ(ref::round_to_bf16(1.0f + 1.0f / 256), 1.0f);                    // tie → even (1)
+  EXPECT_EQ(ref::round_to_bf16(1.0f + 3.0f / 256), 1.0f + 2.0f / 128);      // tie → even (1+2/128)
+  EXPECT_EQ(ref::round_to_bf16(1.0f + 1.0f / 256 + 1.0f / 65536), 1.0f + 1.0f / 128);  // above half
+  EXPECT_EQ(ref::round_to_bf16(1.0f + 1.0f / 256 - 1.0f / 65536), 1.0f);    // below half
+  EXPECT_EQ(ref::round_to_bf16(-1.0f - 3.0f / 256), -1.0f - 2.0f / 128);    // sign symmetric
+  EXPECT_EQ(ref::float_to_bf16_bits(1.0f), 0x3f80);
+  EXPECT_EQ(ref::float_to_bf16_bits(-2.0f), 0xc000);
+  // A carry into the exponent: just below 2 rounds to 2.
+  EXPECT_EQ(ref::round_to_bf16(from_bits32(0x3fffffffu)), 2.0f);
+  // Past the largest finite bf16 (0x7f7f): Inf; up to half an ulp above it: itself.
+  EXPECT_EQ(ref::float_to_bf16_bits(from_bits32(0x7f7fffffu)), 0x7f80);
+  EXPECT_EQ(ref::float_to_bf16_bits(from_bits32(0x7f7f7fffu)), 0x7f7f);
+  EXPECT_EQ(ref::float_to_bf16_bits(-std::numeric_limits<float>::infinity()), 0xff80);
+  // NaN stays NaN, quiet, sign kept (a signaling NaN whose payload sits in the
+  // dropped bits must not become Inf).
+  const std::uint16_t n = ref::float_to_bf16_bits(from_bits32(0x7f800001u));
+  EXPECT_TRUE(std::isnan(ref::bf16_bits_to_float(n)));
+  EXPECT_EQ(n & 0x0040, 0x0040);
+  EXPECT_EQ(ref::float_to_bf16_bits(from_bits32(0xffc00000u)) & 0x8000, 0x8000);
+  // Subnormals and zeros.
+  EXPECT_EQ(ref::float_to_bf16_bits(-0.0f), 0x8000);
+  EXPECT_EQ(ref::float_to_bf16_bits(from_bits32(0x00018000u)), 0x0002);  // tie → even
+  EXPECT_EQ(ref::bf16_bits_to_float(0x0001), from_bits32(0x00010000u));
+}
+
+// Every bf16 value widens exactly and narrows back to itself; every NaN stays NaN.
+TEST(Bf16, EveryValueRoundTrips) {
+  for (std::uint32_t b = 0; b <= 0xffff; ++b) {
+    const float f = ref::bf16_bits_to_float(std::uint16_t(b));
+    ASSERT_EQ(bits32(f), b << 16);
+    if (std::isnan(f)) {
+      ASSERT_TRUE(std::isnan(ref::round_to_bf16(f))) << b;
+    } else {
+      ASSERT_EQ(ref::float_to_bf16_bits(f), b) << b;
+    }
+  }
+  const std::vector<std::uint16_t> bits{0x3f80, 0xc000, 0x0001};
+  EXPECT_EQ(ref::widen_bf16(bits.data(), bits.size()),
+            (std::vector<float>{1.0f, -2.0f, from_bits32(0x00010000u)}));
+  EXPECT_EQ(ref::narrow_to_bf16({1.0f, -2.0f}), (std::vector<std::uint16_t>{0x3f80, 0xc000}));
+}
+
+// The reference's rounding and llmk::bf16's, written independently, agree on
+// random bit patterns (every exponent) and on values near ties.
+TEST(Bf16, AgreesWithLlmkBf16) {
+  std::mt19937 rng(11);
+  for (int i = 0; i < 2000000; ++i) {
+    std::uint32_t u = rng();
+    if (i % 4 == 1) u = (u & 0xffff0000u) | 0x8000u;           // exact tie
+    if (i % 4 == 2) u = (u & 0xffff0000u) | 0x7fffu;           // just below
+    if (i % 4 == 3) u = (u & 0xffff0000u) | (0x8000u + (rng() & 0xffu));  // just above
+    const float f = from_bits32(u);
+    const llmk::bf16 h(f);
+    if (std::isnan(f)) {
+      ASSERT_TRUE(std::isnan(float(h))) << std::hex << u;
+      ASSERT_TRUE(std::isnan(ref::round_to_bf16(f))) << std::hex << u;
+    } else {
+      ASSERT_EQ(h.bits, ref::float_to_bf16_bits(f)) << std::hex << u;
+    }
+  }
+}
+
+// --- precisions --------------------------------------------------------------------------
+
+TEST(Precision, NamesRoundTrip) {
+  const char* names[] = {"fp32", "tf32", "bf16", "bf16-fp32grad"};
+  ASSERT_EQ(ref::all_precisions().size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const Precision p = ref::all_precisions()[i];
+    EXPECT_STREQ(ref::precision_name(p), names[i]);
+    Precision parsed = Precision::fp32;
+    EXPECT_TRUE(ref::parse_precision(names[i], parsed)) << names[i];
+    EXPECT_EQ(parsed, p);
+  }
+  for (const char* bad : {"", "FP32", "bf16_fp32grad", "tf32 ", "fp16", "bf16-fp32"}) {
+    Precision parsed = Precision::tf32;
+    EXPECT_FALSE(ref::parse_precision(bad, parsed)) << "'" << bad << "'";
+    EXPECT_EQ(parsed, Precision::tf32) << "unchanged";
+  }
+  EXPECT_FALSE(ref::bf16_inputs(Precision::fp32));
+  EXPECT_FALSE(ref::bf16_inputs(Precision::tf32));
+  EXPECT_TRUE(ref::bf16_inputs(Precision::bf16));
+  EXPECT_TRUE(ref::bf16_inputs(Precision::bf16_fp32grad));
+  EXPECT_TRUE(ref::bf16_output(Precision::bf16_fp32grad, Output::dinp));
+  EXPECT_FALSE(ref::bf16_output(Precision::bf16_fp32grad, Output::dweight));
+  EXPECT_FALSE(ref::bf16_output(Precision::bf16_fp32grad, Output::dbias));
+  EXPECT_TRUE(ref::bf16_output(Precision::bf16, Output::dbias));
+  EXPECT_FALSE(ref::bf16_output(Precision::tf32, Output::dinp));
+}
+
+bool representable(const std::vector<float>& v) {
+  for (float x : v)
+    if (ref::round_to_bf16(x) != x) return false;
+  return true;
+}
+
+// A precision's problem: the fp32 problem's values, rounded to bf16 exactly
+// where the type is bf16; pre_gelu only with GELU, in [-3, 3), never 0.
+TEST(Problem, PrecisionProblemsHoldTheirTypesValues) {
+  const Shape s{"s", 2, 9, 24, 40};
+  const HostProblem f = make_problem(s);
+  const HostProblem fg = make_problem(s, 2024, {Precision::fp32, true});
+  EXPECT_TRUE(f.pre_gelu.empty());
+  EXPECT_FALSE(f.gelu);
+  EXPECT_TRUE(fg.gelu);
+  ASSERT_EQ(fg.pre_gelu.size(), std::size_t(s.M() * s.C));
+  for (float x : fg.pre_gelu) {
+    ASSERT_NE(x, 0.0f);
+    ASSERT_GE(x, -3.0f);
+    ASSERT_LT(x, 3.0f);
+  }
+  EXPECT_FALSE(representable(fg.pre_gelu)) << "fp32's pre_gelu uses float's bits";
+  for (const auto* v : {&f.dout, &f.inp, &f.weight, &f.dinp, &f.dweight, &f.dbias})
+    EXPECT_FALSE(representable(*v)) << "fp32 problems use float's bits";
+  // GELU adds pre_gelu and changes nothing else; tf32 is fp32's problem.
+  EXPECT_EQ(fg.dout, f.dout);
+  EXPECT_EQ(fg.inp, f.inp);
+  EXPECT_EQ(fg.dinp, f.dinp);
+  const HostProblem t = make_problem(s, 2024, {Precision::tf32, true});
+  EXPECT_EQ(t.dout, f.dout);
+  EXPECT_EQ(t.weight, f.weight);
+  EXPECT_EQ(t.dweight, f.dweight);
+  EXPECT_EQ(t.pre_gelu, fg.pre_gelu);
+  const auto rounded = [](std::vector<float> v) {
+    for (float& x : v) x = ref::round_to_bf16(x);
+    return v;
+  };
+  for (Precision p : {Precision::bf16, Precision::bf16_fp32grad}) {
+    SCOPED_TRACE(ref::precision_name(p));
+    const HostProblem b = make_problem(s, 2024, {p, true});
+    EXPECT_EQ(b.precision, p);
+    EXPECT_EQ(b.dout, rounded(f.dout));
+    EXPECT_EQ(b.inp, rounded(f.inp));
+    EXPECT_EQ(b.weight, rounded(f.weight));
+    EXPECT_EQ(b.pre_gelu, rounded(fg.pre_gelu));
+    EXPECT_EQ(b.dinp, rounded(f.dinp));
+    const bool bf16_grads = p == Precision::bf16;
+    EXPECT_EQ(b.dweight, bf16_grads ? rounded(f.dweight) : f.dweight);
+    EXPECT_EQ(b.dbias, bf16_grads ? rounded(f.dbias) : f.dbias);
+    for (const auto* v : {&b.dout, &b.inp, &b.weight, &b.dinp, &b.pre_gelu})
+      for (float x : *v) ASSERT_NE(x, 0.0f);
+  }
+}
+
+// --- GELU and overwrite in the reference -------------------------------------------
+
+long double gelu_ld(long double x) {
+  const long double s = std::sqrt(2.0L / 3.14159265358979323846264338327950288L);
+  return 0.5L * x * (1.0L + std::tanh(s * (x + 0.044715L * x * x * x)));
+}
+
+TEST(GeluGrad, IsTheDerivativeOfGpt2Gelu) {
+  EXPECT_DOUBLE_EQ(ref::gelu_grad(0.0), 0.5);
+  for (double x = -6.0; x <= 6.0; x += 0.01) {
+    const long double h = 1e-5L;
+    const double fd = double((gelu_ld(x + h) - gelu_ld(x - h)) / (2 * h));
+    ASSERT_NEAR(ref::gelu_grad(x), fd, 1e-9) << "x = " << x;
+    ASSERT_NEAR(ref::gelu_grad(-x), 1.0 - ref::gelu_grad(x), 1e-14) << "x = " << x;
+  }
+  // Over pre_gelu's range [-3, 3) gelu' takes values from -0.128 to 1.128.
+  EXPECT_NEAR(ref::gelu_grad(-1.5), -0.1277, 1e-3);
+  EXPECT_NEAR(ref::gelu_grad(1.5), 1.1277, 1e-3);
+  EXPECT_TRUE(std::isnan(ref::gelu_grad(std::nan(""))));
+}
+
+// With GELU: dinp = init + (dout·W) ⊙ gelu'(pre_gelu), from naive loops here;
+// overwritten outputs ignore their initial values (NaN ones too).
+TEST(Reference, GeluAndOverwrite) {
+  const Shape s{"s", 2, 7, 9, 11};
+  HostProblem p = make_problem(s, 5, {Precision::fp32, true});
+  HostProblem zero = p;  // the plain gradients, from zero initial values
+  for (auto* v : {&zero.dinp, &zero.dweight, &zero.dbias}) v->assign(v->size(), 0.0f);
+  zero.gelu = false;
+  zero.pre_gelu.clear();
+  const Gradients64 g0 = naive_loops(zero);
+  const Gradients64 g = reference_backward(p, ref::Method::Loops, 2);
+  for (std::size_t i = 0; i < g.dinp.size(); ++i)
+    ASSERT_NEAR(g.dinp[i], double(p.dinp[i]) + g0.dinp[i] * ref::gelu_grad(p.pre_gelu[i]), 1e-12)
+        << i;
+  for (std::size_t i = 0; i < g.dweight.size(); ++i)
+    ASSERT_NEAR(g.dweight[i], double(p.dweight[i]) + g0.dweight[i], 1e-12) << i;
+  for (std::size_t i = 0; i < g.dbias.size(); ++i)
+    ASSERT_NEAR(g.dbias[i], double(p.dbias[i]) + g0.dbias[i], 1e-12) << i;
+  // Overwrite each output in turn, its initial values NaN.
+  for (int k = 0; k < 3; ++k) {
+    SCOPED_TRACE(k);
+    HostProblem q = p;
+    Updates u;
+    std::vector<float>* target[] = {&q.dinp, &q.dweight, &q.dbias};
+    bool* flag[] = {&u.overwrite_dinp, &u.overwrite_dweight, &u.overwrite_dbias};
+    target[k]->assign(target[k]->size(), std::numeric_limits<float>::quiet_NaN());
+    *flag[k] = true;
+    const Gradients64 o = reference_backward(q, ref::Method::Auto, 1, u);
+    const std::vector<double>* got[] = {&o.dinp, &o.dweight, &o.dbias};
+    const std::vector<double>* acc[] = {&g.dinp, &g.dweight, &g.dbias};
+    const std::vector<float>* init[] = {&p.dinp, &p.dweight, &p.dbias};
+    for (int j = 0; j < 3; ++j)
+      for (std::size_t i = 0; i < got[j]->size(); ++i) {
+        // The overwritten output: the accumulated one less its initial value.
+        const double expected = j == k ? (*acc[j])[i] - double((*init[j])[i]) : (*acc[j])[i];
+        ASSERT_NEAR((*got[j])[i], expected, 1e-12) << "output " << j << " element " << i;
+      }
+  }
+}
+
+// --- tolerances ------------------------------------------------------------------------
+
+TEST(Tolerance, PerPrecisionAndOutput) {
+  for (Output o : {Output::dinp, Output::dweight, Output::dbias}) {
+    EXPECT_EQ(tolerance(Precision::fp32, o), ref::kFloat32Tolerance);
+    EXPECT_EQ(tolerance(Precision::tf32, o), ref::kTf32Tolerance);
+    EXPECT_EQ(tolerance(Precision::bf16, o), ref::kBf16Tolerance);
+    for (Precision p : ref::all_precisions()) EXPECT_EQ(pair_tolerance(p, o), 2 * tolerance(p, o));
+  }
+  EXPECT_EQ(tolerance(Precision::bf16_fp32grad, Output::dinp), ref::kBf16Tolerance);
+  EXPECT_EQ(tolerance(Precision::bf16_fp32grad, Output::dweight), ref::kFloat32Tolerance);
+  EXPECT_EQ(tolerance(Precision::bf16_fp32grad, Output::dbias), ref::kFloat32Tolerance);
+  EXPECT_EQ(ref::kFloat32Tolerance, 5e-5);
+  EXPECT_EQ(ref::kTf32Tolerance, 2.5e-3);
+  EXPECT_EQ(ref::kBf16Tolerance, 4e-3);
+}
+
+// What the derivations in reference/compare.hpp claim, simulated on the
+// precision tests' shapes (GELU off and on): results as a correct
+// implementation makes them pass their tolerance; results missing one
+// product per sum, or with a row (a block for dbias) left unwritten, fail it.
+//  - bf16 outputs: the float64 result rounded once to bf16 (the worst case
+//    allowed: the float32 sum's own error only adds ≤ 5e-5);
+//  - tf32: products of inputs truncated to 10 mantissa bits (worse than
+//    rounding: a bias), the sums in double, rounded to float; they must also
+//    FAIL kFloat32Tolerance (an fp32 test catches a silent TF32).
+// The missing-product and unwritten-row claims hold for sums of up to ~2100
+// terms and up to ~2100 rows; past that (wideOC's dinp, 50257 terms, and its
+// dweight, 50257 rows) one product or one row is below the bf16/TF32 noise
+// (printed): there the poisoned outputs of the Overwrite tests catch
+// unwritten elements, and the fp32 tests missing products.
+
+float truncate_to_tf32(float x) {
+  if (!std::isfinite(x)) return x;
+  return from_bits32(bits32(x) & 0xffffe000u);
+}
+
+// The result as a precision stores it: rounded to bf16 or float.
+std::vector<float> stored(const std::vector<double>& v, bool bf16) {
+  std::vector<float> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out[i] = bf16 ? ref::round_to_bf16(float(v[i])) : float(v[i]);
+  return out;
+}
+
+class ToleranceIsTight : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(ToleranceIsTight, CorrectPassesBrokenFails) {
+  const Shape& s = GetParam();
+  const std::int64_t M = s.M(), C = s.C, OC = s.OC;
+  for (Precision prec : {Precision::fp32, Precision::tf32, Precision::bf16,
+                         Precision::bf16_fp32grad}) {
+    for (bool gelu : {false, true}) {
+      SCOPED_TRACE(std::string(ref::precision_name(prec)) + (gelu ? " with GELU" : ""));
+      const HostProblem p = make_problem(s, 2024, {prec, gelu});
+      const Gradients64 exact = reference_backward(p);
+      const Output outs[] = {Output::dinp, Output::dweight, Output::dbias};
+      const std::vector<double>* exact_of[] = {&exact.dinp, &exact.dweight, &exact.dbias};
+      const std::int64_t cols[] = {C, C, 0};
+      // Sums' lengths and rows of each output.
+      const std::int64_t terms[] = {OC, M, M}, rows[] = {M, OC, 1};
+      const auto bf16 = [&](Output o) { return ref::bf16_output(prec, o); };
+
+      // As a correct implementation makes them.
+      Gradients64 correct = exact;
+      if (prec == Precision::tf32) {
+        HostProblem t = p;
+        for (auto* v : {&t.dout, &t.inp, &t.weight})
+          for (float& x : *v) x = truncate_to_tf32(x);
+        correct = reference_backward(t);
+      }
+      for (int k = 0; k < 3; ++k) {
+        const std::vector<double>& ok = k == 0 ? correct.dinp : k == 1 ? correct.dweight
+                                                                         : correct.dbias;
+        const ref::Comparison c = ref::compare(ref::output_name(outs[k]), stored(ok, bf16(outs[k])),
+                                               *exact_of[k], cols[k], tolerance(prec, outs[k]));
+        EXPECT_TRUE(c.ok) << c.message;
+        if (prec == Precision::tf32 && terms[k] >= 8 && ok.size() >= 8) {
+          const ref::Comparison f = ref::compare("tf32 as fp32", stored(ok, false), *exact_of[k],
+                                                 cols[k], ref::kFloat32Tolerance);
+          EXPECT_FALSE(f.ok) << ref::output_name(outs[k]) << ": " << f.message;
+        }
+      }
+
+      // One product missing from every sum: dout's last column (every dinp
+      // sum) or last row (every dweight and dbias sum) taken out.
+      for (int k = 0; k < 3; ++k) {
+        if (exact_of[k]->empty() || (k == 2 && !s.bias)) continue;
+        HostProblem broken = p;
+        for (std::int64_t m = 0; m < M; ++m)
+          for (std::int64_t o = 0; o < OC; ++o)
+            if ((k == 0 && o == OC - 1) || (k > 0 && m == M - 1)) broken.dout[m * OC + o] = 0.0f;
+        const Gradients64 b = reference_backward(broken);
+        const std::vector<double>& out = k == 0 ? b.dinp : k == 1 ? b.dweight : b.dbias;
+        const ref::Comparison c = ref::compare(ref::output_name(outs[k]), stored(out, bf16(outs[k])),
+                                               *exact_of[k], cols[k], tolerance(prec, outs[k]));
+        if (terms[k] <= 2100) {
+          EXPECT_FALSE(c.ok) << "a product missing from every sum of " << terms[k]
+                             << " terms passes: " << c.message;
+        } else {
+          std::printf("%s %s: one product missing of %lld: %s\n", ref::precision_name(prec),
+                      ref::output_name(outs[k]), static_cast<long long>(terms[k]),
+                      c.message.c_str());
+        }
+      }
+
+      // A row left unwritten (dbias: its first min(OC, 16) elements): the
+      // initial values instead of the results.
+      for (int k = 0; k < 3; ++k) {
+        if (exact_of[k]->empty() || (k == 2 && !s.bias) || (k != 2 && C == 0)) continue;
+        const std::vector<float>& init = k == 0 ? p.dinp : k == 1 ? p.dweight : p.dbias;
+        std::vector<float> out = stored(*exact_of[k], bf16(outs[k]));
+        const std::size_t n = k == 2 ? std::size_t(std::min<std::int64_t>(OC, 16)) : std::size_t(C);
+        std::copy(init.begin(), init.begin() + std::ptrdiff_t(n), out.begin());
+        const ref::Comparison c = ref::compare(ref::output_name(outs[k]), out, *exact_of[k],
+                                               cols[k], tolerance(prec, outs[k]));
+        if (rows[k] <= 2100) {
+          EXPECT_FALSE(c.ok) << "a row left unwritten passes: " << c.message;
+        } else {
+          std::printf("%s %s: one row unwritten of %lld: %s\n", ref::precision_name(prec),
+                      ref::output_name(outs[k]), static_cast<long long>(rows[k]),
+                      c.message.c_str());
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(PrecisionShapes, ToleranceIsTight, ::testing::ValuesIn(precision_shapes()),
+                         [](const ::testing::TestParamInfo<Shape>& info) { return info.param.name; });
+
+TEST(Compare, Bf16Buffers) {
+  const std::vector<std::uint16_t> out{0x3f80, 0xc000, 0x7fc0};  // 1, -2, NaN
+  const std::vector<double> r{1.0, -2.0, double(kNaN)};
+  EXPECT_TRUE(ref::compare_bf16("x", out.data(), r.data(), 3, 0, 1e-12).ok);
+  const std::vector<double> r2{1.0, -2.01, double(kNaN)};
+  EXPECT_FALSE(ref::compare_bf16("x", out.data(), r2.data(), 3, 0, 1e-3).ok);
+  const std::vector<float> rf{1.0f, -2.0f, 0.0f};
+  EXPECT_FALSE(ref::compare_bf16("x", out.data(), rf.data(), 3, 0, 1.0).ok);  // NaN vs finite
 }
 
 }  // namespace
