@@ -33,17 +33,19 @@ struct TeamTuning {
   static constexpr bool k_outer = true;
 };
 
-// dbias as a column sum (column_sums): a team sums a block of
-// lanes × cols_per_lane columns over a segment of rows_per_segment rows; its
-// team_size threads split the rows, and column j of lane l is
-// c0 + j·lanes + l (so GPU lanes read consecutive columns, and a host thread,
-// lanes = 1, sweeps cols_per_lane consecutive columns the compiler vectorizes).
+// dbias as a column sum (column_sums.hpp): a team sums a segment of
+// team_size · rows_per_thread rows of a block of lanes × (lane_bytes of
+// consecutive columns) columns; its team_size threads split the rows. Host:
+// one thread sweeps 128 bytes of a row (32 floats: four AVX2 registers of
+// accumulators) over 512-row segments; plain loops the compiler vectorizes.
 template <class ExecSpace>
 struct ColumnSumTuning {
   static constexpr int team_size = 1;
   static constexpr int lanes = 1;
-  static constexpr int cols_per_lane = 32;  // four AVX2 registers of accumulators
-  static constexpr int rows_per_segment = 512;
+  static constexpr int lane_bytes = 128;
+  template <class T>
+  static constexpr int rows_per_thread = 512;
+  static constexpr bool pack_loads = false;  // the loops vectorize by themselves
 };
 
 // Implementation "tiled" (tiled.hpp): a team computes a bm × bn tile of
@@ -84,18 +86,23 @@ struct TeamTuning<Kokkos::Cuda> {
   static constexpr bool k_outer = false;  // a register dot product per column
 };
 
-// Cuda: a warp reads a row's 4 runs of 32 consecutive columns (four 128-byte
-// loads) per step, and its 32 steps are unrolled: 8 warps split a 256-row
-// segment, so a seed-shape dout (8192 × 3072) gives 24 × 32 teams. With one
-// column per lane and a run-time trip count (the first version) a warp had
-// one load in flight and the pass reached 1.3 TB/s on an H200 (32% of a
-// device copy); see docs/performance.md.
+// Cuda: a lane loads 16 consecutive bytes of a row at once (4 floats, 8
+// bf16), so a warp reads 512 contiguous bytes per row, and its
+// rows_per_thread loads are unrolled; 8 warps split a segment of 512 rows
+// (float) or 256 (bf16): 128 KiB of dout per team either way. Measured on an
+// H200 (perf/dev/column_sums_bench.cpp, docs/performance.md): float at the
+// seed shape 41.1 µs (64 rows per thread) against 43.0 (32) and 44.0 (16);
+// at the LM head 419 against 428 and 441; bf16 best at 32 rows (26.4 µs
+// against 33.5 at 64). Earlier: one float per lane and a run-time trip
+// count, 1.3 TB/s; four floats per lane strided by 32 lanes, 2.1 TB/s.
 template <>
 struct ColumnSumTuning<Kokkos::Cuda> {
   static constexpr int team_size = 8;
   static constexpr int lanes = 32;
-  static constexpr int cols_per_lane = 4;
-  static constexpr int rows_per_segment = 256;
+  static constexpr int lane_bytes = 16;
+  template <class T>
+  static constexpr int rows_per_thread = sizeof(T) == 4 ? 64 : 32;
+  static constexpr bool pack_loads = true;
 };
 
 // Cuda: 8 warps of 32 lanes; thread (ty, tx) owns a 16 × 4 micro-tile at rows
