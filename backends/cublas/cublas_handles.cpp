@@ -1,5 +1,6 @@
 #include "cublas_handles.hpp"
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -104,6 +105,17 @@ cudaError_t SideStream::join_nothrow() noexcept {
 
 void SideStream::join() {
   check_cuda(join_nothrow(), "joining the side stream (cudaEventRecord, cudaStreamWaitEvent)");
+}
+
+SideStream* SideStreamSlot::get() noexcept {
+  if (!stream_ && !failed_) {
+    try {
+      stream_.emplace(exec_);
+    } catch (const std::exception&) {
+      failed_ = true;  // nothing was enqueued: the calls run serially instead
+    }
+  }
+  return stream_ ? &*stream_ : nullptr;
 }
 
 }  // namespace llmk::backends

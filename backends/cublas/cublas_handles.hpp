@@ -99,4 +99,20 @@ class SideStream {
   std::optional<Kokkos::Cuda> exec_;
 };
 
+// The context's side stream, made on the first call that wants it. When it
+// cannot be made (Kokkos 3.4 constructs a Kokkos::Cuda(stream) only on the
+// thread that initialized Kokkos), the context does without it for good:
+// its calls run serially rather than pay for the failed attempt every time.
+class SideStreamSlot {
+ public:
+  explicit SideStreamSlot(const Kokkos::Cuda& exec) : exec_(exec) {}
+  // The side stream, or null when the context has none.
+  SideStream* get() noexcept;
+
+ private:
+  Kokkos::Cuda exec_;
+  std::optional<SideStream> stream_;
+  bool failed_ = false;
+};
+
 }  // namespace llmk::backends

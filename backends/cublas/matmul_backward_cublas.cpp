@@ -7,7 +7,6 @@
 // else touches), for "cublas_serial" after them. Layouts: cublas_common.hpp.
 #include "cublas_common.hpp"
 
-#include <exception>
 #include <type_traits>
 
 namespace llmk::op::matmul_backward {
@@ -50,18 +49,13 @@ cublasComputeType_t compute_type(Math math) {
              : CUBLAS_COMPUTE_32F;
 }
 
-// The context's second stream for the bias pass, made on its first use; null
-// when the call runs the pass on the caller's stream: when asked to, or when
-// the stream cannot be made here (Kokkos 3.4 constructs a Kokkos::Cuda only
-// on the thread that initialized Kokkos). Nothing is written yet, so falling
-// back costs only the concurrency; the next call tries again.
+// The context's second stream for the bias pass; null when the call runs the
+// pass on the caller's stream: when asked to, or when the context has no side
+// stream (SideStreamSlot). Nothing is written yet, so doing without it costs
+// only the concurrency.
 backends::SideStream* side_stream(Call<Kokkos::Cuda>& call, BiasStream where, bool has_bias) {
   if (where != BiasStream::side || !has_bias) return nullptr;
-  try {
-    return &call.ctx.template resource<backends::SideStream>();
-  } catch (const std::exception&) {
-    return nullptr;
-  }
+  return call.ctx.template resource<backends::SideStreamSlot>().get();
 }
 
 // Forks the side stream from the context's stream for the scope, and joins it

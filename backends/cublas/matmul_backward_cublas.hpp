@@ -70,9 +70,12 @@ struct CublasGemmExTraits : ImplDefaults {
 // cublasGemmEx_64 twice on the context's stream, with the context's handle;
 // dbias: column_sums on the context's second stream, concurrently with the
 // GEMMs (forked from and joined to the caller's stream, so the call is still
-// ordered on it as one unit). Falls back to the caller's stream when the
-// second stream cannot be made (Kokkos 3.4 makes a Kokkos::Cuda instance
-// only on the thread that initialized Kokkos).
+// ordered on it as one unit). The second stream, its Kokkos::Cuda instance
+// and its events belong to the context (backends::SideStreamSlot), made on
+// its first call with a bias; where they cannot be made (Kokkos 3.4 makes a
+// Kokkos::Cuda(stream) only on the thread that initialized Kokkos: make the
+// context's first call there), the context runs the pass on the caller's
+// stream, as "cublas_serial".
 struct Cublas : CublasGemmExTraits {
   static constexpr std::string_view name = "cublas";
   template <class ExecSpace, class P>
