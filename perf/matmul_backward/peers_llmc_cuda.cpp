@@ -226,7 +226,7 @@ void llmc_bias(const PeerArgs& a) {
   const int slices = int(std::clamp<index_t>(wanted, 1, std::min<index_t>(max_slices, 65535)));
   const index_t slice_rows = std::max<index_t>(1, (a.M + slices - 1) / slices);
   float* const part = partials(std::size_t(slices) * std::size_t(a.OC));
-  const dim3 grid(unsigned(column_blocks), unsigned(slices)), block(kLanesX, kLanesY);
+  const dim3 grid{unsigned(column_blocks), unsigned(slices)}, block{kLanesX, kLanesY};
   const bool vectorized = a.OC % kVec == 0 && reinterpret_cast<std::uintptr_t>(dout) % 16 == 0;
   if (vectorized)
     bias_partials_kernel<true><<<grid, block, 0, stream>>>(part, dout, a.M, a.OC, slice_rows);
