@@ -77,16 +77,26 @@ static std::optional<double> comparison_ms(const std::vector<Record>& records, c
   return std::nullopt;
 }
 
-// "vs peer:cublas-sgemm" when every precision compares with the same row,
-// else "vs peer" and a note says which for each precision.
-static std::string comparison_title(const TableLayout& layout, std::string* note) {
-  std::vector<std::string> names;
+// "vs peer:cublas-sgemm" when every precision of the table's own rows
+// compares with the same row, else "vs peer" and a note says which row each
+// precision compares with.
+static std::string comparison_title(const std::vector<Record>& records, const TableLayout& layout,
+                                    std::string* note) {
+  std::vector<std::string> names, precisions;
   for (const auto& c : layout.comparisons)
     if (std::find(names.begin(), names.end(), c.second) == names.end()) names.push_back(c.second);
-  if (names.size() == 1) return "vs " + names[0];
+  for (const Record& r : records)
+    if (!r.imported && std::find(precisions.begin(), precisions.end(), r.precision) == precisions.end())
+      precisions.push_back(r.precision);
+  bool every_precision = true;
+  for (const std::string& p : precisions)
+    every_precision &= std::any_of(layout.comparisons.begin(), layout.comparisons.end(),
+                                   [&p](const auto& c) { return c.first == p; });
+  if (names.size() == 1 && every_precision) return "vs " + names[0];
   for (const auto& [precision, name] : layout.comparisons)
     *note += (note->empty() ? "vs peer: the time of " : ", ") + name + " (" + precision + ")";
   if (!note->empty()) *note += " divided by the row's";
+  if (!every_precision) *note += std::string(note->empty() ? "vs peer: " : "; ") + "none for the other precisions";
   return "vs peer";
 }
 
@@ -94,7 +104,7 @@ void print_table(std::ostream& os, const std::vector<Record>& records, const Tab
   std::size_t name_w = 16;
   for (const Record& r : records) name_w = std::max(name_w, r.impl.size() + (r.imported ? 1 : 0));
   std::string vs_note;
-  const std::string vs = comparison_title(layout, &vs_note);
+  const std::string vs = comparison_title(records, layout, &vs_note);
   const std::size_t vs_w = std::max<std::size_t>(12, vs.size());
 
   std::string line = cell("impl", name_w, true) + " " + cell("backend", 8, true) + " " +
