@@ -584,7 +584,7 @@ class TypedBadInputs : public BadInputs {
 TEST_F(TypedBadInputs, RawInputTypeDiffersFromDout) {
   const auto raw = [&](llmk::ConstBufferRef dout_, llmk::ConstBufferRef inp_,
                        llmk::ConstBufferRef weight_, llmk::ConstBufferRef pre_) {
-    return [=, this] {
+    return [this, dout_, inp_, weight_, pre_] {
       llmk::matmul_backward(Host(), dinp.data(), dweight.data(), dbias.data(), dout_, inp_,
                             weight_, B, T, C, OC, {}, pre_);
     };
