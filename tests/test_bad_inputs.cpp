@@ -573,11 +573,6 @@ class TypedBadInputs : public BadInputs {
   std::vector<Span> outputs16() const {
     return {span_of("dinp", dinp16), span_of("dweight", dweight16), span_of("dbias", dbias16)};
   }
-  std::vector<Span> all_outputs() const {
-    std::vector<Span> v = outputs(), w = outputs16();
-    v.insert(v.end(), w.begin(), w.end());
-    return v;
-  }
 };
 
 // Raw pointers: one input of another element type than dout.
