@@ -1,5 +1,5 @@
 // Cuda peers in float32: the seed program's own configuration and the GEMM
-// ceilings (llmc-style, in bf16, is in peers_llmc_cuda.cpp).
+// ceilings (llmc-style, in every precision, is in peers_llmc_cuda.cpp).
 //   cublas-seed: cuBLAS sgemm for dinp and dweight (beta = 1) and the seed's
 //                shared-memory bias kernel (a block of 512 threads per output
 //                channel, coarsened double sums, a tree in shared memory);

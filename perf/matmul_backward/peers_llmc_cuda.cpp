@@ -1,13 +1,15 @@
 // llmc-style: the matmul backward as llm.c trains GPT-2 on a GPU (its
-// train_gpt2.cu with bf16 activations), written here from the algorithm —
-// independent of llmk and not copied from llm.c:
-//  - dinp: one cuBLASLt GEMM, bf16 in and out, float accumulation; overwritten
+// train_gpt2.cu with bf16 activations; in fp32 and tf32 its PRECISION=FP32
+// build, whose cuBLASLt compute type is CUBLAS_COMPUTE_32F, or
+// CUBLAS_COMPUTE_32F_FAST_TF32 with TF32 on), written here from the
+// algorithm — independent of llmk and not copied from llm.c:
+//  - dinp: one cuBLASLt GEMM, float accumulation; overwritten
 //    (beta = 0) as llm.c does with --overwrite-dinp, else accumulated
 //    (beta = 1); with --gelu the GELU gradient is applied in the GEMM's
 //    epilogue (CUBLASLT_EPILOGUE_DGELU, pre_gelu as its auxiliary input),
 //    which cuBLASLt applies to the whole result: so only with dinp overwritten;
-//  - dweight: one cuBLASLt GEMM accumulating (beta = 1): bf16 out in "bf16",
-//    float out in "bf16-fp32grad" (bf16 inputs, float C and D);
+//  - dweight: one cuBLASLt GEMM accumulating (beta = 1): float out in "fp32",
+//    "tf32" and "bf16-fp32grad" (there bf16 inputs, float C and D), bf16 in "bf16";
 //  - dbias: deterministic, no atomics (llm.c's idea, our kernels): blocks sum
 //    slices of rows of dout into float partials, each in a fixed order; a
 //    second kernel adds each column's partials, slice by slice, to dbias.
@@ -94,15 +96,30 @@ struct Descriptors {
   }
 };
 
-// Column-major D (m × n, ld m) ⟵ op(A) · op(B) + beta · D, A and B bf16,
-// float accumulation; with gelu_aux, D ⟵ (op(A)·op(B)) ⊙ gelu'(aux) (aux:
-// bf16 m × n, ld m). Row-major buffers are the transposes: see the callers.
-void lt_matmul(const void* A, bool trans_a, const void* B, bool trans_b, void* D,
-               cudaDataType_t d_type, std::uint64_t m, std::uint64_t n, std::uint64_t k, float beta,
-               const void* gelu_aux, cudaStream_t stream) {
+// The element and compute types of a precision's GEMMs.
+struct GemmTypes {
+  cudaDataType_t inputs, dinp, dweight;
+  cublasComputeType_t compute;
+};
+GemmTypes gemm_types(const std::string& precision) {
+  if (precision == "fp32") return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+  if (precision == "tf32")
+    return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
+  if (precision == "bf16") return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+  return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F};  // bf16-fp32grad
+}
+bool bf16_inputs(const std::string& precision) { return precision.rfind("bf16", 0) == 0; }
+
+// Column-major D (m × n, ld m) ⟵ op(A) · op(B) + beta · D, A and B of type
+// ab, float accumulation; with gelu_aux, D ⟵ (op(A)·op(B)) ⊙ gelu'(aux) (aux:
+// m × n, ld m, of A's type). Row-major buffers are the transposes: see the callers.
+void lt_matmul(cudaDataType_t ab, cublasComputeType_t compute, const void* A, bool trans_a,
+               const void* B, bool trans_b, void* D, cudaDataType_t d_type, std::uint64_t m,
+               std::uint64_t n, std::uint64_t k, float beta, const void* gelu_aux,
+               cudaStream_t stream) {
   State& s = get_state();
   Descriptors x;
-  check(cublasLtMatmulDescCreate(&x.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  check(cublasLtMatmulDescCreate(&x.op, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
   const cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   check(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
@@ -119,11 +136,11 @@ void lt_matmul(const void* A, bool trans_a, const void* B, bool trans_b, void* D
                                          sizeof aux_ld),
           "EPILOGUE_AUX_LD");
   }
-  check(trans_a ? cublasLtMatrixLayoutCreate(&x.a, CUDA_R_16BF, k, m, std::int64_t(k))
-                : cublasLtMatrixLayoutCreate(&x.a, CUDA_R_16BF, m, k, std::int64_t(m)),
+  check(trans_a ? cublasLtMatrixLayoutCreate(&x.a, ab, k, m, std::int64_t(k))
+                : cublasLtMatrixLayoutCreate(&x.a, ab, m, k, std::int64_t(m)),
         "layout A");
-  check(trans_b ? cublasLtMatrixLayoutCreate(&x.b, CUDA_R_16BF, n, k, std::int64_t(n))
-                : cublasLtMatrixLayoutCreate(&x.b, CUDA_R_16BF, k, n, std::int64_t(k)),
+  check(trans_b ? cublasLtMatrixLayoutCreate(&x.b, ab, n, k, std::int64_t(n))
+                : cublasLtMatrixLayoutCreate(&x.b, ab, k, n, std::int64_t(k)),
         "layout B");
   check(cublasLtMatrixLayoutCreate(&x.d, d_type, m, n, std::int64_t(m)), "layout D");
   check(cublasLtMatmulPreferenceCreate(&x.preference), "cublasLtMatmulPreferenceCreate");
@@ -147,50 +164,14 @@ void lt_matmul(const void* A, bool trans_a, const void* B, bool trans_b, void* D
 
 // ---- dbias: partial column sums over slices of rows, then their sum.
 
-constexpr int kVec = 8;        // bf16 columns per thread: one 16-byte load
-constexpr int kLanesX = 32;    // threads across columns: a block covers 256 columns
-constexpr int kLanesY = 8;     // threads down the rows of a slice
-static_assert(kLanesY == kVec, "the block's threads sum its 256 columns one each");
-constexpr int kBlockColumns = kLanesX * kVec;
-
-// partials[slice, o] = Σ over the slice's rows of dout[m, o]. Each thread
-// adds every kLanesY-th row of the slice for kVec columns; the kLanesY sums of
-// a column are then added in a fixed order: the same result every run.
-template <bool Vectorized>
-__global__ void bias_partials_kernel(float* partials, const __nv_bfloat16* dout, index_t M,
-                                     index_t OC, index_t slice_rows) {
-  const index_t o = (index_t(blockIdx.x) * kLanesX + threadIdx.x) * kVec;
-  const index_t m_begin = index_t(blockIdx.y) * slice_rows;
-  const index_t m_end = m_begin + slice_rows < M ? m_begin + slice_rows : M;
-  float acc[kVec] = {};
-  if (o < OC) {
-    for (index_t m = m_begin + threadIdx.y; m < m_end; m += kLanesY) {
-      const __nv_bfloat16* row = dout + m * OC + o;
-      if constexpr (Vectorized) {
-        const uint4 raw = *reinterpret_cast<const uint4*>(row);
-        const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
-        for (int k = 0; k < kVec / 2; ++k) {
-          const float2 f = __bfloat1622float2(pairs[k]);
-          acc[2 * k] += f.x;
-          acc[2 * k + 1] += f.y;
-        }
-      } else {
-        for (int k = 0; k < kVec; ++k)
-          if (o + k < OC) acc[k] += __bfloat162float(row[k]);
-      }
-    }
-  }
-  __shared__ float sums[kLanesY][kBlockColumns];
-  for (int k = 0; k < kVec; ++k) sums[threadIdx.y][threadIdx.x * kVec + k] = acc[k];
-  __syncthreads();
-  const int t = threadIdx.y * kLanesX + threadIdx.x;  // this thread's column in the block
-  const index_t column = index_t(blockIdx.x) * kBlockColumns + t;
-  if (column < OC) {
-    float s = 0.0f;
-    for (int r = 0; r < kLanesY; ++r) s += sums[r][t];
-    partials[index_t(blockIdx.y) * OC + column] = s;
-  }
-}
+constexpr int kLanesX = 32;  // threads across columns, each 16 bytes of a row
+constexpr int kLanesY = 8;   // threads down the rows of a slice
+template <class In>
+constexpr int kVec = 16 / int(sizeof(In));  // columns per thread: 8 bf16, 4 float
+template <class In>
+constexpr int kBlockColumns = kLanesX * kVec<In>;  // 256 bf16, 128 float
+static_assert(kLanesX * kLanesY >= kBlockColumns<__nv_bfloat16>,
+              "a block's threads sum its columns one each");
 
 __device__ inline float widen(float x) { return x; }
 __device__ inline float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -205,6 +186,43 @@ __device__ inline __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
 
+// partials[slice, o] = Σ over the slice's rows of dout[m, o]. Each thread
+// adds every kLanesY-th row of the slice for kVec columns; the kLanesY sums of
+// a column are then added in a fixed order: the same result every run.
+template <class In, bool Vectorized>
+__global__ void bias_partials_kernel(float* partials, const In* dout, index_t M, index_t OC,
+                                     index_t slice_rows) {
+  constexpr int V = kVec<In>;
+  const index_t o = (index_t(blockIdx.x) * kLanesX + threadIdx.x) * V;
+  const index_t m_begin = index_t(blockIdx.y) * slice_rows;
+  const index_t m_end = m_begin + slice_rows < M ? m_begin + slice_rows : M;
+  float acc[V] = {};
+  if (o < OC) {
+    for (index_t m = m_begin + threadIdx.y; m < m_end; m += kLanesY) {
+      const In* row = dout + m * OC + o;
+      if constexpr (Vectorized) {
+        const uint4 raw = *reinterpret_cast<const uint4*>(row);
+        In values[V];
+        memcpy(values, &raw, sizeof raw);
+        for (int k = 0; k < V; ++k) acc[k] += widen(values[k]);
+      } else {
+        for (int k = 0; k < V; ++k)
+          if (o + k < OC) acc[k] += widen(row[k]);
+      }
+    }
+  }
+  __shared__ float sums[kLanesY][kBlockColumns<In>];
+  for (int k = 0; k < V; ++k) sums[threadIdx.y][threadIdx.x * V + k] = acc[k];
+  __syncthreads();
+  const int t = threadIdx.y * kLanesX + threadIdx.x;  // this thread's column in the block
+  const index_t column = index_t(blockIdx.x) * kBlockColumns<In> + t;
+  if (t < kBlockColumns<In> && column < OC) {
+    float s = 0.0f;
+    for (int r = 0; r < kLanesY; ++r) s += sums[r][t];
+    partials[index_t(blockIdx.y) * OC + column] = s;
+  }
+}
+
 // dbias[o] += Σ_slices partials[slice, o], slices in order; one rounding.
 template <class Out>
 __global__ void bias_reduce_kernel(Out* dbias, const float* partials, index_t OC, int slices) {
@@ -215,32 +233,39 @@ __global__ void bias_reduce_kernel(Out* dbias, const float* partials, index_t OC
   dbias[o] = narrow<Out>(widen(dbias[o]) + s);
 }
 
-void llmc_bias(const PeerArgs& a) {
-  if (a.OC == 0) return;
+template <class In>
+void llmc_bias_typed(const PeerArgs& a) {
   const cudaStream_t stream = Kokkos::Cuda().cuda_stream();
-  const auto* dout = static_cast<const __nv_bfloat16*>(a.dout);
+  const auto* dout = static_cast<const In*>(a.dout);
   // Enough slices of rows to give every multiprocessor about 8 blocks.
-  const index_t column_blocks = (a.OC + kBlockColumns - 1) / kBlockColumns;
+  const index_t column_blocks = (a.OC + kBlockColumns<In> - 1) / kBlockColumns<In>;
   const index_t wanted = (8 * index_t(get_state().multiprocessors) + column_blocks - 1) / column_blocks;
   const index_t max_slices = std::max<index_t>(1, (a.M + kLanesY - 1) / kLanesY);
   const int slices = int(std::clamp<index_t>(wanted, 1, std::min<index_t>(max_slices, 65535)));
   const index_t slice_rows = std::max<index_t>(1, (a.M + slices - 1) / slices);
   float* const part = partials(std::size_t(slices) * std::size_t(a.OC));
   const dim3 grid{unsigned(column_blocks), unsigned(slices)}, block{kLanesX, kLanesY};
-  const bool vectorized = a.OC % kVec == 0 && reinterpret_cast<std::uintptr_t>(dout) % 16 == 0;
+  const bool vectorized =
+      a.OC % kVec<In> == 0 && reinterpret_cast<std::uintptr_t>(dout) % 16 == 0;
   if (vectorized)
-    bias_partials_kernel<true><<<grid, block, 0, stream>>>(part, dout, a.M, a.OC, slice_rows);
+    bias_partials_kernel<In, true><<<grid, block, 0, stream>>>(part, dout, a.M, a.OC, slice_rows);
   else
-    bias_partials_kernel<false><<<grid, block, 0, stream>>>(part, dout, a.M, a.OC, slice_rows);
+    bias_partials_kernel<In, false><<<grid, block, 0, stream>>>(part, dout, a.M, a.OC, slice_rows);
   check(cudaGetLastError(), "bias partials kernel launch");
   const unsigned reduce_blocks = unsigned((a.OC + 255) / 256);
-  if (a.precision == "bf16-fp32grad")
-    bias_reduce_kernel<<<reduce_blocks, 256, 0, stream>>>(static_cast<float*>(a.dbias), part, a.OC,
-                                                          slices);
-  else
+  if (a.precision == "bf16")
     bias_reduce_kernel<<<reduce_blocks, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(a.dbias),
                                                           part, a.OC, slices);
+  else
+    bias_reduce_kernel<<<reduce_blocks, 256, 0, stream>>>(static_cast<float*>(a.dbias), part, a.OC,
+                                                          slices);
   check(cudaGetLastError(), "bias reduce kernel launch");
+}
+
+void llmc_bias(const PeerArgs& a) {
+  if (a.OC == 0) return;
+  if (bf16_inputs(a.precision)) llmc_bias_typed<__nv_bfloat16>(a);
+  else llmc_bias_typed<float>(a);
 }
 
 // Row-major buffers seen as column-major transposes:
@@ -248,20 +273,20 @@ void llmc_bias(const PeerArgs& a) {
 //   dweightᵀ (C × OC) += inpᵀ (C × M) · dout (M × OC), dout stored as doutᵀ: op T
 void llmc_style(const PeerArgs& a) {
   const cudaStream_t stream = Kokkos::Cuda().cuda_stream();
+  const GemmTypes t = gemm_types(a.precision);
   llmc_bias(a);  // first, as llm.c
   if (a.M == 0 || a.C == 0) return;
   if (a.OC == 0) {  // empty sums: dinp = 0 when overwritten, nothing else changes
+    const std::size_t element = bf16_inputs(a.precision) ? 2 : 4;
     if (a.overwrite_dinp)
-      check(cudaMemsetAsync(a.dinp, 0, std::size_t(a.M * a.C) * sizeof(__nv_bfloat16), stream),
-            "cudaMemsetAsync");
+      check(cudaMemsetAsync(a.dinp, 0, std::size_t(a.M * a.C) * element, stream), "cudaMemsetAsync");
     return;
   }
-  lt_matmul(a.weight, false, a.dout, false, a.dinp, CUDA_R_16BF, std::uint64_t(a.C),
-            std::uint64_t(a.M), std::uint64_t(a.OC), a.overwrite_dinp ? 0.0f : 1.0f, a.pre_gelu,
-            stream);
-  const cudaDataType_t dweight_type = a.precision == "bf16-fp32grad" ? CUDA_R_32F : CUDA_R_16BF;
-  lt_matmul(a.inp, false, a.dout, true, a.dweight, dweight_type, std::uint64_t(a.C),
-            std::uint64_t(a.OC), std::uint64_t(a.M), 1.0f, nullptr, stream);
+  lt_matmul(t.inputs, t.compute, a.weight, false, a.dout, false, a.dinp, t.dinp,
+            std::uint64_t(a.C), std::uint64_t(a.M), std::uint64_t(a.OC),
+            a.overwrite_dinp ? 0.0f : 1.0f, a.pre_gelu, stream);
+  lt_matmul(t.inputs, t.compute, a.inp, false, a.dout, true, a.dweight, t.dweight,
+            std::uint64_t(a.C), std::uint64_t(a.OC), std::uint64_t(a.M), 1.0f, nullptr, stream);
 }
 
 }  // namespace
@@ -270,7 +295,7 @@ std::vector<Peer> llmc_peers() {
   Peer p;
   p.name = "llmc-style";
   p.backends = {"Cuda"};
-  p.precisions = {"bf16", "bf16-fp32grad"};
+  p.precisions = {"fp32", "tf32", "bf16", "bf16-fp32grad"};
   p.run = llmc_style;
   p.bias_only = llmc_bias;
   p.bias_kernel = "perf two-pass column sum (row-slice partials, then their sum; no atomics)";
@@ -278,8 +303,8 @@ std::vector<Peer> llmc_peers() {
   p.gelu_needs_overwrite = true;
   p.comparison = true;
   p.description =
-      "llm.c's algorithm: 2 × cuBLASLt bf16 GEMM (dinp with the DGELU epilogue under --gelu, "
-      "dweight += ) + a deterministic two-pass dbias";
+      "llm.c's algorithm: 2 × cuBLASLt GEMM (dinp with the DGELU epilogue under --gelu, "
+      "dweight +=; fp32/tf32: its FP32 build's compute types) + a deterministic two-pass dbias";
   return {p};
 }
 
