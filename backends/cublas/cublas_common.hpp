@@ -16,6 +16,7 @@
 #include <kernels/gelu.hpp>
 #include <kernels/gemm_output.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <type_traits>
 
@@ -28,18 +29,43 @@ constexpr cudaDataType_t cuda_type() {
   return std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_16BF;
 }
 
+// 16 bytes of T: one vector load or store.
+template <class T>
+struct alignas(16) Pack16 {
+  static constexpr int size = int(16 / sizeof(T));
+  T v[size];
+};
+
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
 // out ⟵ out ⊙ gelu'(pre_gelu), in place, one rounding of the product.
+// Bandwidth-bound: with aligned data a thread moves 16 bytes of each array
+// (one element per thread measured 0.6 TB/s on the H200). The elements past
+// the last whole pack, or all of them when unaligned, one per thread.
 // (A free function: nvcc's extended lambdas fail in static member functions.)
-template <class T, class TI>
+template <class T>
 void scale_by_gelu_grad(const Kokkos::Cuda& exec, const Matrix<Kokkos::Cuda, T>& out,
-                        const ConstMatrix<Kokkos::Cuda, TI>& pre_gelu) {
+                        const ConstMatrix<Kokkos::Cuda, T>& pre_gelu) {
+  using Pack = Pack16<T>;
   // Both are contiguous (validated; row chunks of contiguous matrices are).
   T* const o = out.data();
-  const TI* const g = pre_gelu.data();
+  const T* const g = pre_gelu.data();
+  const index_t n = index_t(out.size());
+  const index_t packs = aligned16(o) && aligned16(g) ? n / Pack::size : 0;
+  const index_t tail0 = packs * Pack::size;
   Kokkos::parallel_for(
-      "llmk::cublas_dinp_gelu_scale", Range<Kokkos::Cuda>(exec, 0, index_t(out.size())),
+      "llmk::cublas_dinp_gelu_scale", Range<Kokkos::Cuda>(exec, 0, packs + (n - tail0)),
       KOKKOS_LAMBDA(const index_t i) {
-        o[i] = from_float<T>(to_float(o[i]) * kernels::gelu_grad(to_float(g[i])));
+        if (i < packs) {
+          Pack x = reinterpret_cast<const Pack*>(o)[i];
+          const Pack x_pre = reinterpret_cast<const Pack*>(g)[i];
+          for (int j = 0; j < Pack::size; ++j)
+            x.v[j] = from_float<T>(to_float(x.v[j]) * kernels::gelu_grad(to_float(x_pre.v[j])));
+          reinterpret_cast<Pack*>(o)[i] = x;
+        } else {
+          const index_t e = tail0 + (i - packs);
+          o[e] = from_float<T>(to_float(o[e]) * kernels::gelu_grad(to_float(g[e])));
+        }
       });
 }
 

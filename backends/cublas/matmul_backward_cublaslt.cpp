@@ -3,9 +3,10 @@
 // where cuBLASLt runs them:
 //  - BGRADB on the dweight GEMM: Σ_rows dout comes out of the GEMM that
 //    already reads all of dout. It *writes* the bias vector, so it goes to a
-//    float workspace vector (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = float, so
-//    the sum is rounded once, into dbias) and is then added to (or written
-//    into) dbias. Refused: column_sums after the GEMMs.
+//    workspace vector that is then added to (or written into) dbias: a float
+//    vector where cuBLASLt takes one (float dweight), a bf16 one for a bf16
+//    dweight and an overwritten dbias (dweight_epilogues says why). Refused,
+//    or a bf16 dbias accumulated: column_sums after the GEMMs.
 //  - DGELU on the dinp GEMM: D = gelu'(aux) ⊙ (A·B + beta·C), in float, one
 //    rounding. Only for an overwritten dinp (beta = 0): with +=, gelu' would
 //    scale dinp's old value too. aux = pre_gelu, whose type is the inputs'
@@ -42,12 +43,21 @@ struct LtGemm {
   void* D;
 };
 
-// The epilogue a GEMM asks for, and its extra operands.
+// An epilogue a GEMM asks for, and its extra operands.
 struct LtEpilogue {
   cublasLtEpilogue_t kind = CUBLASLT_EPILOGUE_DEFAULT;
-  float* bias_grad = nullptr;    // BGRADB: n floats
-  const void* aux = nullptr;     // DGELU: pre_gelu, D's type and shape
+  void* bias_grad = nullptr;          // BGRADB: n elements of bias_type
+  cudaDataType_t bias_type = CUDA_R_32F;
+  const void* aux = nullptr;          // DGELU: pre_gelu, D's type and shape
   index_t aux_ld = 0;
+};
+
+// The epilogues a GEMM would take, best first; when cuBLASLt refuses them
+// all, the GEMM runs without one.
+struct LtEpilogues {
+  LtEpilogue choices[2];
+  int count = 0;
+  void add(const LtEpilogue& e) { choices[count++] = e; }
 };
 
 template <class T>
@@ -73,12 +83,12 @@ std::uint32_t alignment(const void* ptr) {
 // which). Owns its descriptors, released even when a check throws.
 class PreparedGemm {
  public:
-  PreparedGemm(backends::CublasLtHandle& lt, const LtGemm& g, const LtEpilogue& wanted)
+  PreparedGemm(backends::CublasLtHandle& lt, const LtGemm& g, const LtEpilogues& wanted)
       : lt_(lt), g_(g) {
     make_layouts();
-    if (wanted.kind != CUBLASLT_EPILOGUE_DEFAULT) {
+    for (int i = 0; i < wanted.count; ++i) {
       try {
-        if (prepare(wanted)) return;
+        if (prepare(wanted.choices[i])) return;
       } catch (const std::runtime_error&) {
         // An epilogue attribute this cuBLASLt rejects: a refusal too.
       }
@@ -94,7 +104,8 @@ class PreparedGemm {
   PreparedGemm(const PreparedGemm&) = delete;
   PreparedGemm& operator=(const PreparedGemm&) = delete;
 
-  cublasLtEpilogue_t epilogue() const { return epilogue_; }
+  // The epilogue it runs (kind DEFAULT: none).
+  const LtEpilogue& epilogue() const { return epilogue_; }
 
   // D = op(A)·op(B) + beta·D, and the epilogue
   void launch(const Kokkos::Cuda& exec, void* scratch, const float beta) const {
@@ -128,18 +139,14 @@ class PreparedGemm {
     if (e.kind == CUBLASLT_EPILOGUE_DEFAULT) return;
     set_attribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, e.kind);
     if (e.kind == CUBLASLT_EPILOGUE_BGRADB) {
-      set_attribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<void*>(e.bias_grad));
-      // The default bias type is D's: say float when D is bf16, so that the
-      // column sums are not rounded to bf16 before they are added to dbias.
-      if (g_.d_type != CUDA_R_32F) set_attribute(op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type(e));
+      set_attribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, e.bias_grad);
+      // The default bias type is D's.
+      if (e.bias_type != g_.d_type)
+        set_attribute(op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, std::int32_t(e.bias_type));
     } else if (e.kind == CUBLASLT_EPILOGUE_DGELU) {
       set_attribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, e.aux);
       set_attribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, std::int64_t(e.aux_ld));
     }
-  }
-
-  static std::int32_t bias_type(const LtEpilogue& e) {
-    return e.kind == CUBLASLT_EPILOGUE_BGRADB ? std::int32_t(CUDA_R_32F) : -1;
   }
 
   void release_desc() {
@@ -154,15 +161,19 @@ class PreparedGemm {
     make_desc(e);
     const backends::LtGemmKey key{int(g_.trans_a), int(g_.trans_b), g_.m, g_.n, g_.k, g_.lda,
                                   g_.ldb, g_.ldd, int(g_.tf32), int(g_.in_type), int(g_.in_type),
-                                  int(g_.d_type), unsigned(e.kind), bias_type(e),
+                                  int(g_.d_type), unsigned(e.kind), bias_type_key(e),
                                   alignment(g_.A), alignment(g_.B), alignment(g_.D),
                                   alignment(e.aux)};
     auto it = lt_.algos.find(key);
     if (it == lt_.algos.end()) it = lt_.algos.emplace(key, ask(e, key)).first;
     if (!it->second) return false;
     algo_ = *it->second;
-    epilogue_ = e.kind;
+    epilogue_ = e;
     return true;
+  }
+
+  static int bias_type_key(const LtEpilogue& e) {
+    return e.kind == CUBLASLT_EPILOGUE_BGRADB ? int(e.bias_type) : -1;
   }
 
   // The heuristic's first choice, checked (cublasLtMatmulAlgoCheck fails for
@@ -219,17 +230,25 @@ class PreparedGemm {
   cublasLtMatmulDesc_t op_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
-  cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
+  LtEpilogue epilogue_;
 };
 
-// dbias ⟵ bias_grad (a free function: nvcc's extended lambdas fail inside
-// static member functions of templates).
-template <class TB>
+// dbias ⟵ bias_grad, a vector of BGRADB's bias type (a free function: nvcc's
+// extended lambdas fail inside static member functions of templates).
+template <class TG, class TB>
 void add_bias_grad(const Kokkos::Cuda& exec, const Vector<Kokkos::Cuda, TB>& dbias,
-                   const float* bias_grad, const bool overwrite) {
+                   const void* bias_grad, const bool overwrite) {
+  const TG* const grad = static_cast<const TG*>(bias_grad);
   Kokkos::parallel_for(
       "llmk::cublaslt_add_bias_grad", Range<Kokkos::Cuda>(exec, 0, index_t(dbias.extent(0))),
-      KOKKOS_LAMBDA(const index_t o) { kernels::update(dbias(o), bias_grad[o], overwrite); });
+      KOKKOS_LAMBDA(const index_t o) { kernels::update(dbias(o), to_float(grad[o]), overwrite); });
+}
+
+template <class TB>
+void add_bias_grad(const Kokkos::Cuda& exec, const Vector<Kokkos::Cuda, TB>& dbias,
+                   const LtEpilogue& bgradb, const bool overwrite) {
+  if (bgradb.bias_type == CUDA_R_32F) return add_bias_grad<float>(exec, dbias, bgradb.bias_grad, overwrite);
+  add_bias_grad<bf16>(exec, dbias, bgradb.bias_grad, overwrite);
 }
 
 template <class P>
@@ -257,24 +276,37 @@ LtGemm dweight_product(const Problem<Kokkos::Cuda, P>& p, bool tf32) {
 // DGELU when dinp is overwritten and pre_gelu's leading dimension (C) is one
 // cuBLASLt accepts.
 template <class P>
-LtEpilogue dinp_epilogue(const Problem<Kokkos::Cuda, P>& p, const backends::DinpOutput<P>& out) {
-  LtEpilogue e;
+LtEpilogues dinp_epilogues(const Problem<Kokkos::Cuda, P>& p, const backends::DinpOutput<P>& out) {
+  LtEpilogues list;
   if (out.gelu_fusable() && p.C % 8 == 0) {
+    LtEpilogue e;
     e.kind = CUBLASLT_EPILOGUE_DGELU;
     e.aux = p.pre_gelu.data();
     e.aux_ld = p.C;
+    list.add(e);
   }
-  return e;
+  return list;
 }
 
-// BGRADB: Σ_m dout(m, o), o < OC, the column sums of B = dout (M×OC).
-LtEpilogue dweight_epilogue(float* bias_grad) {
+// BGRADB: Σ_m dout(m, o), o < OC, the column sums of B = dout (M×OC), into
+// `bias_grad` (OC floats of workspace). A float vector, so that dbias gets
+// the sums rounded once; with a bf16 dweight (D) cuBLASLt refuses that (H200,
+// CUDA 13: CUBLAS_STATUS_INVALID_VALUE) and takes only D's type: a bf16
+// vector, used when dbias is overwritten (its one rounding is then dbias's).
+// An accumulated bf16 dbias takes column_sums instead: dbias + Σ, rounded once.
+template <class P>
+LtEpilogues dweight_epilogues(const Problem<Kokkos::Cuda, P>& p, void* bias_grad) {
+  LtEpilogues list;
+  if (!p.has_bias()) return list;
   LtEpilogue e;
-  if (bias_grad) {
-    e.kind = CUBLASLT_EPILOGUE_BGRADB;
-    e.bias_grad = bias_grad;
+  e.kind = CUBLASLT_EPILOGUE_BGRADB;
+  e.bias_grad = bias_grad;
+  list.add(e);
+  if (!std::is_same_v<typename P::dweight, float> && p.overwrite_dbias) {
+    e.bias_type = cuda_type<typename P::dweight>();
+    list.add(e);
   }
-  return e;
+  return list;
 }
 
 }  // namespace
@@ -286,19 +318,20 @@ void cublaslt_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
   const bool tf32 = tf32_for<P>(call.options);
   void* const scratch = call.workspace.template take<unsigned char>(CublasLt::scratch_bytes);
   backends::DinpOutput<P> dinp_out(p, call.workspace);
-  float* const bias_grad = p.has_bias() ? call.workspace.template take<float>(std::size_t(p.OC)) : nullptr;
+  void* const bias_grad =
+      p.has_bias() ? call.workspace.template take<float>(std::size_t(p.OC)) : nullptr;
 
-  const PreparedGemm dinp(lt, dinp_product(p, dinp_out, tf32), dinp_epilogue(p, dinp_out));
-  if (dinp.epilogue() == CUBLASLT_EPILOGUE_DGELU) dinp_out.gelu_fused();
-  const PreparedGemm dweight(lt, dweight_product(p, tf32), dweight_epilogue(bias_grad));
-  const bool bias_fused = dweight.epilogue() == CUBLASLT_EPILOGUE_BGRADB;
+  const PreparedGemm dinp(lt, dinp_product(p, dinp_out, tf32), dinp_epilogues(p, dinp_out));
+  if (dinp.epilogue().kind == CUBLASLT_EPILOGUE_DGELU) dinp_out.gelu_fused();
+  const PreparedGemm dweight(lt, dweight_product(p, tf32), dweight_epilogues(p, bias_grad));
+  const bool bias_fused = dweight.epilogue().kind == CUBLASLT_EPILOGUE_BGRADB;
 
   dinp.launch(call.exec, scratch, dinp_out.beta());
   dinp_out.finish(call.exec);
   dweight.launch(call.exec, scratch, p.overwrite_dweight ? 0.0f : 1.0f);
   if (!p.has_bias()) return;
   if (bias_fused) {
-    add_bias_grad(call.exec, p.dbias, bias_grad, p.overwrite_dbias);
+    add_bias_grad(call.exec, p.dbias, dweight.epilogue(), p.overwrite_dbias);
   } else {
     run_bias_pass(BiasPass::ColumnSums, call, p);  // declared in CublasLt::workspace
   }
