@@ -85,7 +85,8 @@ class DinpOutput {
   }
 
   void* target() const {
-    return staged_ ? static_cast<void*>(staged_->target().data()) : static_cast<void*>(p_.dinp.data());
+    if (staged_) return staged_->target().data();
+    return p_.dinp.data();
   }
   cudaDataType_t type() const {
     return staged_ ? CUDA_R_32F : cuda_type<typename P::dinp>();

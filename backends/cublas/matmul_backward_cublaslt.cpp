@@ -194,7 +194,8 @@ class PreparedGemm {
   }
 
   // NOT_SUPPORTED when it finds nothing.
-  cublasStatus_t heuristic(const backends::LtGemmKey& key, cublasLtMatmulHeuristicResult_t& result) {
+  cublasStatus_t heuristic(const backends::LtGemmKey& key,
+                           cublasLtMatmulHeuristicResult_t& result) {
     cublasLtMatmulPreference_t pref = nullptr;
     check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
     const std::size_t max_scratch = CublasLt::scratch_bytes;
@@ -247,8 +248,10 @@ void add_bias_grad(const Kokkos::Cuda& exec, const Vector<Kokkos::Cuda, TB>& dbi
 template <class TB>
 void add_bias_grad(const Kokkos::Cuda& exec, const Vector<Kokkos::Cuda, TB>& dbias,
                    const LtEpilogue& bgradb, const bool overwrite) {
-  if (bgradb.bias_type == CUDA_R_32F) return add_bias_grad<float>(exec, dbias, bgradb.bias_grad, overwrite);
-  add_bias_grad<bf16>(exec, dbias, bgradb.bias_grad, overwrite);
+  if (bgradb.bias_type == CUDA_R_32F)
+    add_bias_grad<float>(exec, dbias, bgradb.bias_grad, overwrite);
+  else
+    add_bias_grad<bf16>(exec, dbias, bgradb.bias_grad, overwrite);
 }
 
 template <class P>
