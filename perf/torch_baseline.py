@@ -28,6 +28,7 @@ import argparse
 import json
 import statistics
 import sys
+import warnings
 
 PRECISIONS = ["fp32", "tf32", "bf16", "bf16-fp32grad"]  # llmk-perf's order
 
@@ -185,6 +186,9 @@ def main():
         print("torch_baseline.py: no CUDA GPU (torch.cuda.is_available() is False): "
               "nothing to time", file=sys.stderr)
         return 0
+    # Autograd's worker thread makes the first cuBLAS call of a backward and
+    # PyTorch warns that it sets the device's primary context there: harmless.
+    warnings.filterwarnings("ignore", message="Attempting to run cuBLAS, but there was no current CUDA context")
     dev = torch.device("cuda")
     l2_flush = torch.empty(int(torch.cuda.get_device_properties(dev).L2_cache_size * 2),
                            dtype=torch.uint8, device=dev)
