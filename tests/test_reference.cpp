@@ -528,6 +528,31 @@ TEST_P(ToleranceIsTight, CorrectPassesBrokenFails) {
 INSTANTIATE_TEST_SUITE_P(PrecisionShapes, ToleranceIsTight, ::testing::ValuesIn(precision_shapes()),
                          [](const ::testing::TestParamInfo<Shape>& info) { return info.param.name; });
 
+// The test of "rounded once" (support/compare.hpp): the float64 values
+// rounded once pass; through float32 sums (errors ~1e-6) they pass; rounded
+// twice (to bf16, then a product with a float factor or a sum rounded again)
+// they fail, though their relative L2 error passes kBf16Tolerance.
+TEST(Compare, RoundedOnceToBf16) {
+  const HostProblem p = make_problem({"r", 2, 64, 96, 288}, 3, {Precision::bf16, true});
+  const Gradients64 g = reference_backward(p);
+  const std::vector<double>& r = g.dinp;
+  std::vector<float> once(r.size()), noisy(r.size()), twice(r.size());
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> jitter(-2e-6, 2e-6);
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    once[i] = ref::round_to_bf16(float(r[i]));
+    noisy[i] = ref::round_to_bf16(float(r[i] * (1 + jitter(rng))));
+    // The product rounded first, then multiplied by a factor near 1 and rounded again.
+    const double f = 1.0 + 0.3 * double(p.inp[i % p.inp.size()]);
+    twice[i] = ref::round_to_bf16(float(double(ref::round_to_bf16(float(r[i] / f))) * f));
+  }
+  EXPECT_TRUE(rounded_once_to_bf16("once", once, r, 96));
+  EXPECT_TRUE(rounded_once_to_bf16("float32 sums", noisy, r, 96));
+  EXPECT_FALSE(rounded_once_to_bf16("twice", twice, r, 96));
+  EXPECT_TRUE(ref::compare("twice", twice, r, 96, ref::kBf16Tolerance).ok);
+  EXPECT_FALSE(rounded_once_to_bf16("size", std::vector<float>(3), r, 96));
+}
+
 TEST(Compare, Bf16Buffers) {
   const std::vector<std::uint16_t> out{0x3f80, 0xc000, 0x7fc0};  // 1, -2, NaN
   const std::vector<double> r{1.0, -2.0, double(kNaN)};

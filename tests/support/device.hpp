@@ -442,13 +442,20 @@ template <class Space>
 }
 
 // Every gradient within its tolerance (llmk::reference::tolerance: per
-// precision and output) of the float64 reference.
+// precision and output) of the float64 reference; bf16 ones rounded once.
 inline void expect_matches_reference(const Results& r, const Gradients64& ref, const Shape& s,
                                      Precision precision = Precision::fp32) {
   EXPECT_TRUE(matches_reference("dinp", r.dinp, ref.dinp, s.C, tolerance(precision, Output::dinp)));
   EXPECT_TRUE(matches_reference("dweight", r.dweight, ref.dweight, s.C,
                                 tolerance(precision, Output::dweight)));
   EXPECT_TRUE(matches_reference("dbias", r.dbias, ref.dbias, 0, tolerance(precision, Output::dbias)));
+  // bf16 outputs: rounded once (support/compare.hpp).
+  if (llmk::reference::bf16_output(precision, Output::dinp))
+    EXPECT_TRUE(rounded_once_to_bf16("dinp", r.dinp, ref.dinp, s.C));
+  if (llmk::reference::bf16_output(precision, Output::dweight))
+    EXPECT_TRUE(rounded_once_to_bf16("dweight", r.dweight, ref.dweight, s.C));
+  if (llmk::reference::bf16_output(precision, Output::dbias))
+    EXPECT_TRUE(rounded_once_to_bf16("dbias", r.dbias, ref.dbias, 0));
 }
 
 // Bitwise the same results (a call against a solo call of the same problem).

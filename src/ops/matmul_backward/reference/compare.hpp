@@ -75,7 +75,8 @@ inline constexpr double kTf32Tolerance = 2.5e-3;
 // unwritten row of 50257, under the rounding noise (fp32 sees both; the
 // tests' poisoned overwritten outputs show unwritten elements in every
 // precision); a second rounding (e.g. the product rounded to bf16 before it
-// is added), expected √2·1.5e-3 ≈ 2.2e-3.
+// is added), expected √2·1.5e-3 ≈ 2.2e-3 (the tests check bf16 outputs
+// element by element for that: tests/support/compare.hpp, rounded_once_to_bf16).
 // Measured on the tests' shapes (tests/test_reference.cpp simulates them):
 // one bf16 rounding 0.9-2.2e-3; TF32 rounded 1.2-3.1e-4, truncated 2.5-8.1e-4.
 inline constexpr double kBf16Tolerance = 4e-3;
