@@ -80,8 +80,8 @@ class DinpOutput {
 
   // Takes cublas_dinp_workspace_floats() from `workspace`.
   DinpOutput(const Problem& p, core::Workspace& workspace)
-      : p_(p), route_(op::matmul_backward::cublas_dinp_route(p.overwrite_dinp, p.has_gelu())) {
-    if (route_ == Route::staged) staged_.emplace(p.dinp, false, true, workspace);
+      : p_(p), route_(op::matmul_backward::cublas_dinp_route<P>(p.overwrite_dinp, p.has_gelu())) {
+    if (route_ == Route::staged) staged_.emplace(p.dinp, p.overwrite_dinp, true, workspace);
   }
 
   void* target() const {
@@ -93,19 +93,20 @@ class DinpOutput {
   }
   float beta() const { return route_ == Route::direct && !p_.overwrite_dinp ? 1.0f : 0.0f; }
 
-  // Whether the GELU factor could be the GEMM's epilogue (DGELU): only when
-  // the product is all dinp receives, dinp overwritten.
-  bool gelu_fusable() const { return route_ == Route::direct_then_scale; }
-  // The GEMM applies the GELU factor itself: finish() has nothing left to do.
-  void gelu_fused() { gelu_fused_ = true; }
+  // The GEMM writes dinp itself with the GELU factor (cuBLASLt's DGELU, dinp
+  // overwritten): the product goes straight into dinp and finish() has
+  // nothing left to do.
+  void gelu_fused() {
+    route_ = Route::direct;
+    staged_.reset();
+  }
 
   // After the GEMM: the GELU factor and the update it did not do.
   void finish(const Kokkos::Cuda& exec) const {
     switch (route_) {
       case Route::direct: return;
       case Route::direct_then_scale:
-        if (!gelu_fused_) scale_by_gelu_grad(exec, p_.dinp, p_.pre_gelu);
-        return;
+        return scale_by_gelu_grad(exec, p_.dinp, p_.pre_gelu);
       case Route::staged: return staged_->finish(exec, p_.pre_gelu);
     }
   }
@@ -114,7 +115,6 @@ class DinpOutput {
   const Problem& p_;
   Route route_;
   std::optional<kernels::GemmOutput<Kokkos::Cuda, typename P::dinp>> staged_;
-  bool gelu_fused_ = false;
 };
 
 }  // namespace llmk::backends

@@ -12,29 +12,31 @@ namespace llmk::op::matmul_backward {
 // How the cuBLAS backends write dinp ⟵ (dout·W) ⊙ gelu'(pre_gelu). cuBLAS
 // computes  D = product + beta·D  in float and rounds D's type once, so:
 //  - direct:            no GELU: the GEMM writes dinp (beta 0 or 1), one rounding;
-//  - direct_then_scale: GELU, dinp overwritten: the GEMM writes dinp (beta 0),
-//                       then one elementwise pass dinp ⊙= gelu'(pre_gelu), in
-//                       place. Exact for float; a bf16 dinp is rounded twice
-//                       (product, then product ⊙ gelu'), as llm.c's unfused
-//                       path. Chosen over staging because it moves 8 bytes
-//                       per bf16 element instead of 12 and needs no M×C
-//                       workspace: at the seed shape in bf16 on the H200 the
-//                       pass costs ~11 µs of a 134 µs call. (cublaslt fuses
-//                       this case: DGELU, one rounding, 140 µs there.)
-//  - staged:            GELU, dinp accumulated: gelu' must scale the product,
-//                       not dinp + product, so the GEMM writes a float
-//                       workspace (beta 0) and kernels::GemmOutput adds
-//                       product ⊙ gelu' into dinp, one rounding.
+//  - direct_then_scale: GELU, float dinp overwritten: the GEMM writes dinp
+//                       (beta 0), then one elementwise pass dinp ⊙= gelu'(pre_gelu)
+//                       in place (8 bytes per element, no workspace).
+//  - staged:            GELU otherwise: gelu' must scale the product, not
+//                       dinp + product, and a bf16 dinp must be rounded once,
+//                       so the GEMM writes a float workspace (beta 0) and
+//                       kernels::GemmOutput writes product ⊙ gelu' into dinp
+//                       (= or +=), one rounding.
 enum class CublasDinpRoute { direct, direct_then_scale, staged };
 
+// A bf16 dinp is staged too: scaling it in place would round it twice (the
+// product, then the product ⊙ gelu'), 2.9e-3 from naive at the seed shape on
+// the H200 against 1.1e-4 for one rounding, and llmk promises one rounding.
+template <class P>
 constexpr CublasDinpRoute cublas_dinp_route(const bool overwrite, const bool gelu) {
   if (!gelu) return CublasDinpRoute::direct;
-  return overwrite ? CublasDinpRoute::direct_then_scale : CublasDinpRoute::staged;
+  return overwrite && std::is_same_v<typename P::dinp, float> ? CublasDinpRoute::direct_then_scale
+                                                               : CublasDinpRoute::staged;
 }
 
 // Floats of workspace the dinp route takes (the staged product).
-inline index_t cublas_dinp_workspace_floats(const Sizes& s) {
-  return cublas_dinp_route(s.overwrite_dinp, s.gelu) == CublasDinpRoute::staged ? s.M * s.C : 0;
+template <class P>
+index_t cublas_dinp_workspace_floats(const Sizes& s) {
+  return cublas_dinp_route<P>(s.overwrite_dinp, s.gelu) == CublasDinpRoute::staged ? s.M * s.C
+                                                                                    : 0;
 }
 
 // Where "cublas" runs the dbias pass: beside the GEMMs on the context's second
@@ -64,7 +66,7 @@ struct CublasGemmExTraits : ImplDefaults {
 
   template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
-    size.add<float>(std::size_t(cublas_dinp_workspace_floats(s)));
+    size.add<float>(std::size_t(cublas_dinp_workspace_floats<P>(s)));
     if (s.bias) add_bias_pass_workspace<ExecSpace>(size, bias, s.M, s.OC);
   }
 };
@@ -80,6 +82,9 @@ struct CublasGemmExTraits : ImplDefaults {
 // stream, as "cublas_serial".
 struct Cublas : CublasGemmExTraits {
   static constexpr std::string_view name = "cublas";
+  // "auto" leaves GELU with an overwritten dinp to cublaslt, whose DGELU
+  // epilogue saves the separate pass over dinp (docs/performance.md).
+  static bool auto_skips(const Sizes& s) { return s.gelu && s.overwrite_dinp; }
   template <class ExecSpace, class P>
   static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
     cublas_gemmex_run(call, p, BiasStream::side);
@@ -90,6 +95,7 @@ struct Cublas : CublasGemmExTraits {
 // that measures what the concurrent bias pass gains.
 struct CublasSerial : CublasGemmExTraits {
   static constexpr std::string_view name = "cublas_serial";
+  static bool auto_skips(const Sizes&) { return true; }  // a measurement, never "auto"
   template <class ExecSpace, class P>
   static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
     cublas_gemmex_run(call, p, BiasStream::caller);
@@ -129,7 +135,7 @@ struct CublasLt : ImplDefaults {
   template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
     size.add<unsigned char>(scratch_bytes);
-    size.add<float>(std::size_t(cublas_dinp_workspace_floats(s)));
+    size.add<float>(std::size_t(cublas_dinp_workspace_floats<P>(s)));
     if (s.bias) {
       size.add<float>(std::size_t(s.OC));  // BGRADB's output
       // The fallback when BGRADB is refused: decided after the workspace is

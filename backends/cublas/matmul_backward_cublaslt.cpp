@@ -12,8 +12,8 @@
 //    scale dinp's old value too. aux = pre_gelu, whose type is the inputs'
 //    type and dinp's (the default aux type is D's); its leading dimension C
 //    must be a multiple of 8 (CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD). Refused,
-//    or C not a multiple of 8: the GEMM writes dinp, then the in-place GELU
-//    scale (cublas_dinp_route). With += : the staged route.
+//    or C not a multiple of 8, or dinp accumulated: cublas_dinp_route's
+//    separate passes (one rounding of a bf16 dinp).
 // Both GEMMs are described, and their algorithms chosen and checked
 // (cublasLtMatmulAlgoCheck), before the first is launched: a refusal turns
 // into a separate pass, an error into an exception, with the outputs
@@ -21,6 +21,7 @@
 #include "cublas_common.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -276,18 +277,29 @@ LtGemm dweight_product(const Problem<Kokkos::Cuda, P>& p, bool tf32) {
           p.dout.data(), p.dweight.data()};
 }
 
-// DGELU when dinp is overwritten and pre_gelu's leading dimension (C) is one
-// cuBLASLt accepts.
+// dinp = (dout·W) ⊙ gelu'(pre_gelu) by the DGELU epilogue, straight into dinp:
+// when dinp is overwritten (DGELU scales beta·C too) and pre_gelu's leading
+// dimension (C) is one cuBLASLt accepts.
 template <class P>
-LtEpilogues dinp_epilogues(const Problem<Kokkos::Cuda, P>& p, const backends::DinpOutput<P>& out) {
+bool dgelu_fits(const Problem<Kokkos::Cuda, P>& p) {
+  return p.has_gelu() && p.overwrite_dinp && p.C % 8 == 0;
+}
+
+template <class P>
+LtGemm dinp_product_into_dinp(const Problem<Kokkos::Cuda, P>& p, bool tf32) {
+  return {"cublasLtMatmul (dinp)", CUBLAS_OP_N, CUBLAS_OP_N, p.C, p.M, p.OC, p.C, p.OC, p.C,
+          cuda_type<typename P::in>(), cuda_type<typename P::dinp>(), tf32, p.weight.data(),
+          p.dout.data(), p.dinp.data()};
+}
+
+template <class P>
+LtEpilogues dgelu_epilogue(const Problem<Kokkos::Cuda, P>& p) {
+  LtEpilogue e;
+  e.kind = CUBLASLT_EPILOGUE_DGELU;
+  e.aux = p.pre_gelu.data();
+  e.aux_ld = p.C;
   LtEpilogues list;
-  if (out.gelu_fusable() && p.C % 8 == 0) {
-    LtEpilogue e;
-    e.kind = CUBLASLT_EPILOGUE_DGELU;
-    e.aux = p.pre_gelu.data();
-    e.aux_ld = p.C;
-    list.add(e);
-  }
+  list.add(e);
   return list;
 }
 
@@ -324,12 +336,22 @@ void cublaslt_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
   void* const bias_grad =
       p.has_bias() ? call.workspace.template take<float>(std::size_t(p.OC)) : nullptr;
 
-  const PreparedGemm dinp(lt, dinp_product(p, dinp_out, tf32), dinp_epilogues(p, dinp_out));
-  if (dinp.epilogue().kind == CUBLASLT_EPILOGUE_DGELU) dinp_out.gelu_fused();
+  // DGELU where it fits and cuBLASLt runs it; else the product where dinp_out
+  // says (a bf16 dinp with GELU: a float workspace, so it is rounded once).
+  std::optional<PreparedGemm> dinp;
+  if (dgelu_fits(p)) {
+    dinp.emplace(lt, dinp_product_into_dinp(p, tf32), dgelu_epilogue(p));
+    if (dinp->epilogue().kind == CUBLASLT_EPILOGUE_DGELU) {
+      dinp_out.gelu_fused();
+    } else {
+      dinp.reset();
+    }
+  }
+  if (!dinp) dinp.emplace(lt, dinp_product(p, dinp_out, tf32), LtEpilogues{});
   const PreparedGemm dweight(lt, dweight_product(p, tf32), dweight_epilogues(p, bias_grad));
   const bool bias_fused = dweight.epilogue().kind == CUBLASLT_EPILOGUE_BGRADB;
 
-  dinp.launch(call.exec, scratch, dinp_out.beta());
+  dinp->launch(call.exec, scratch, dinp_out.beta());
   dinp_out.finish(call.exec);
   dweight.launch(call.exec, scratch, p.overwrite_dweight ? 0.0f : 1.0f);
   if (!p.has_bias()) return;

@@ -82,7 +82,8 @@ struct MatmulBackwardImplInfo {
   std::string dbias;   // how dbias is computed: "fused" into a GEMM, or the kernel's name
   std::vector<std::string> precisions;  // the configurations it runs ("fp32", "bf16", ...)
   bool tf32;                            // runs Math::tf32
-  std::string gelu;                     // "fused" into the dinp product, or "separate" pass
+  std::string gelu;  // "fused" into the dinp product (where it can: cublaslt when dinp is
+                     // overwritten), or a "separate" pass
 };
 
 // Every implementation llmk knows, compiled into this build or not, in the

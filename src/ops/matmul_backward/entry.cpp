@@ -224,7 +224,7 @@ void dispatch(Context<ExecSpace>& ctx, const Operands<ExecSpace>& o,
               const MatmulBackwardOptions& options) {
   with_problem(o, options, [&](const auto& p) {
     using P = typename std::decay_t<decltype(p)>::precision;
-    with_impl<ExecSpace, P>(options.impl, options.math, [&](auto tag) {
+    with_impl<ExecSpace, P>(options.impl, options.math, p.sizes(), [&](auto tag) {
       run_impl<typename decltype(tag)::type>(ctx.state(), p, options);
     });
   });
@@ -364,7 +364,7 @@ template <class ExecSpace>
 std::string matmul_backward_auto_impl(std::string_view precision, Math math) {
   std::string name;
   with_precision_named(precision, [&](auto tag) {
-    name = auto_name<ExecSpace, typename decltype(tag)::type>(math);
+    name = auto_name<ExecSpace, typename decltype(tag)::type>(math, Sizes{});
   });
   return name;
 }
@@ -376,9 +376,9 @@ std::size_t matmul_backward_workspace_bytes(index_t M, index_t C, index_t OC, bo
   std::size_t bytes = 0;
   with_precision_named(precision, [&](auto ptag) {
     using P = typename decltype(ptag)::type;
-    with_impl<ExecSpace, P>(options.impl, options.math, [&](auto tag) {
-      const Sizes s{M, C, OC, has_bias, has_gelu, options.dinp_update == Update::overwrite,
-                    options.dweight_update == Update::overwrite};
+    const Sizes s{M, C, OC, has_bias, has_gelu, options.dinp_update == Update::overwrite,
+                  options.dweight_update == Update::overwrite};
+    with_impl<ExecSpace, P>(options.impl, options.math, s, [&](auto tag) {
       bytes = workspace_of<typename decltype(tag)::type, ExecSpace, P>(s);
     });
   });
@@ -475,7 +475,7 @@ void matmul_backward_bias_pass(Context<ExecSpace>& ctx, const Out<ExecSpace>& db
     const Vector<ExecSpace, typename P::dbias> typed_dbias = Kokkos::View<
         typename P::dbias*, Kokkos::LayoutRight, typename ExecSpace::device_type,
         Kokkos::MemoryTraits<Kokkos::Unmanaged>>(static_cast<typename P::dbias*>(dbias.data()), OC);
-    with_impl<ExecSpace, P>(impl, Math::fp32, [&](auto tag) {
+    with_impl<ExecSpace, P>(impl, Math::fp32, Sizes{M, 0, OC, true}, [&](auto tag) {
       using I = typename decltype(tag)::type;
       if constexpr (I::bias == BiasPass::Fused) {
         throw std::invalid_argument(std::string(kOpName) + "_bias_pass: implementation '" +

@@ -21,7 +21,8 @@ namespace llmk::op::matmul_backward {
 // is ~1.4× faster than tiled at the seed shape; on an H200 cuBLAS is ~2×
 // faster (docs/performance.md). cuBLASLt's fused BGRADB measured no faster
 // than cuBLAS + column_sums there, so cublas comes first.
-using Implementations = core::ImplList<Cublas, CublasLt, KokkosKernels, Tiled, Team, Naive>;
+using Implementations =
+    core::ImplList<Cublas, CublasSerial, CublasLt, KokkosKernels, Tiled, Team, Naive>;
 
 template <class I, class ExecSpace>
 constexpr bool available_on = I::compiled && I::template available_on<ExecSpace>();

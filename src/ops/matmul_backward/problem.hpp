@@ -142,6 +142,8 @@ void run_bias_pass(BiasPass pass, Call<ExecSpace>& call, const Problem<ExecSpace
 //   tf32            whether it runs Math::tf32 (float32 inputs only)
 //   fused_gelu      whether GELU's backward is part of its dinp product (else
 //                   a separate elementwise pass, product_output.hpp)
+//   auto_skips(s)   true where "auto" should pass it over for a call of these
+//                   sizes (a later implementation measured faster there)
 //   workspace<S, P> adds the workspace one run() of these sizes takes
 //   run<S, P>       the work, enqueued on call.exec; M, C, OC > 0
 struct ImplDefaults {
@@ -159,6 +161,7 @@ struct ImplDefaults {
   static constexpr bool supports = std::is_same_v<P, Fp32>;
   static constexpr bool tf32 = false;
   static constexpr bool fused_gelu = false;
+  static bool auto_skips(const Sizes&) { return false; }
 };
 
 }  // namespace llmk::op::matmul_backward

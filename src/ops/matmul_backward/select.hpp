@@ -43,15 +43,16 @@ std::string precisions_of() {
   return list;
 }
 
-// The name "auto" stands for with precision P and this math mode on
-// ExecSpace, or empty when no implementation runs them.
+// The name "auto" stands for with precision P, this math mode and these
+// sizes on ExecSpace: the first implementation in the list that runs them
+// and does not pass them over (auto_skips), or empty when none runs them.
 template <class ExecSpace, class P>
-std::string_view auto_name(Math math) {
+std::string_view auto_name(Math math, const Sizes& sizes) {
   std::string_view first;
   core::for_each_impl(Implementations{}, [&](auto tag) {
     using I = typename decltype(tag)::type;
     if constexpr (available_on<I, ExecSpace> && I::template supports<P>) {
-      if (first.empty() && runs_math<I, P>(math)) first = I::name;
+      if (first.empty() && runs_math<I, P>(math) && !I::auto_skips(sizes)) first = I::name;
     }
   });
   return first;
@@ -61,7 +62,7 @@ std::string_view auto_name(Math math) {
 // it exists, runs on ExecSpace, runs P and the math mode; f(Tag<I>{}) is
 // called only for one that does (so f instantiates nothing it cannot run).
 template <class ExecSpace, class P, class F>
-void with_impl(std::string_view impl, Math math, F&& f) {
+void with_impl(std::string_view impl, Math math, const Sizes& sizes, F&& f) {
   if (math == Math::tf32 && !std::is_same_v<P, Fp32>) {
     throw std::invalid_argument(std::string(kOpName) +
                                 ": options.math = Math::tf32 applies to float32 inputs, but "
@@ -69,7 +70,7 @@ void with_impl(std::string_view impl, Math math, F&& f) {
   }
   std::string_view name = impl;
   if (impl == "auto") {
-    name = auto_name<ExecSpace, P>(math);
+    name = auto_name<ExecSpace, P>(math, sizes);
     if (name.empty()) {
       throw std::invalid_argument(std::string(kOpName) + ": no implementation available on '" +
                                   ExecSpace::name() + "' runs precision '" +
