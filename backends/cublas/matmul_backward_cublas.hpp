@@ -62,6 +62,10 @@ struct CublasGemmExTraits : ImplDefaults {
   template <class P>
   static constexpr bool supports = true;
   static constexpr bool tf32 = true;
+  // cublasGemmEx picks its algorithm itself, and on the H200 it added split-K
+  // partial sums in bf16 (a small dinp of long sums: 6 of 15 elements one
+  // ulp from the nearest bf16); cuBLASLt can be told not to (cublaslt).
+  static constexpr bool rounds_once = false;
   // GELU: a separate pass (cublas_dinp_route).
 
   template <class ExecSpace, class P>
@@ -82,9 +86,13 @@ struct CublasGemmExTraits : ImplDefaults {
 // stream, as "cublas_serial".
 struct Cublas : CublasGemmExTraits {
   static constexpr std::string_view name = "cublas";
-  // "auto" leaves GELU with an overwritten dinp to cublaslt, whose DGELU
-  // epilogue saves the separate pass over dinp (docs/performance.md).
-  static bool auto_skips(const Sizes& s) { return s.gelu && s.overwrite_dinp; }
+  // "auto" leaves to cublaslt: bf16 outputs (cublasGemmEx may add split-K
+  // partial sums in bf16: rounds_once below), and GELU with an overwritten
+  // dinp, where cuBLASLt's DGELU epilogue saves the separate pass over dinp.
+  template <class P>
+  static bool auto_skips(const Sizes& s) {
+    return !std::is_same_v<typename P::dinp, float> || (s.gelu && s.overwrite_dinp);
+  }
   template <class ExecSpace, class P>
   static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
     cublas_gemmex_run(call, p, BiasStream::side);
@@ -95,7 +103,10 @@ struct Cublas : CublasGemmExTraits {
 // that measures what the concurrent bias pass gains.
 struct CublasSerial : CublasGemmExTraits {
   static constexpr std::string_view name = "cublas_serial";
-  static bool auto_skips(const Sizes&) { return true; }  // a measurement, never "auto"
+  template <class P>
+  static bool auto_skips(const Sizes&) {
+    return true;  // a measurement, never "auto"
+  }
   template <class ExecSpace, class P>
   static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
     cublas_gemmex_run(call, p, BiasStream::caller);

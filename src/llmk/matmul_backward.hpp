@@ -82,6 +82,8 @@ struct MatmulBackwardImplInfo {
   std::string dbias;   // how dbias is computed: "fused" into a GEMM, or the kernel's name
   std::vector<std::string> precisions;  // the configurations it runs ("fp32", "bf16", ...)
   bool tf32;                            // runs Math::tf32
+  bool rounds_once;  // a bf16 output is its float sum rounded once (false: the
+                     // library may add partial sums in bf16: cuBLAS's split-K)
   std::string gelu;  // "fused" into the dinp product (where it can: cublaslt when dinp is
                      // overwritten), or a "separate" pass
 };

@@ -140,10 +140,13 @@ void run_bias_pass(BiasPass pass, Call<ExecSpace>& call, const Problem<ExecSpace
 //   max_cols        C and OC above this are refused with std::invalid_argument
 //   supports<P>     whether it runs precision configuration P (precisions.hpp)
 //   tf32            whether it runs Math::tf32 (float32 inputs only)
+//   rounds_once     whether a bf16 output is always its float sum rounded
+//                   once (a library may add split-K partial sums in bf16)
 //   fused_gelu      whether GELU's backward is part of its dinp product (else
 //                   a separate elementwise pass, product_output.hpp)
-//   auto_skips(s)   true where "auto" should pass it over for a call of these
-//                   sizes (a later implementation measured faster there)
+//   auto_skips<P>(s) true where "auto" should pass it over for a call of
+//                   precision P and these sizes (a later implementation is
+//                   measured faster there, or keeps a promise it cannot)
 //   workspace<S, P> adds the workspace one run() of these sizes takes
 //   run<S, P>       the work, enqueued on call.exec; M, C, OC > 0
 struct ImplDefaults {
@@ -160,8 +163,12 @@ struct ImplDefaults {
   template <class P>
   static constexpr bool supports = std::is_same_v<P, Fp32>;
   static constexpr bool tf32 = false;
+  static constexpr bool rounds_once = true;
   static constexpr bool fused_gelu = false;
-  static bool auto_skips(const Sizes&) { return false; }
+  template <class P>
+  static bool auto_skips(const Sizes&) {
+    return false;
+  }
 };
 
 }  // namespace llmk::op::matmul_backward

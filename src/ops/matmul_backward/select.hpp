@@ -52,7 +52,7 @@ std::string_view auto_name(Math math, const Sizes& sizes) {
   core::for_each_impl(Implementations{}, [&](auto tag) {
     using I = typename decltype(tag)::type;
     if constexpr (available_on<I, ExecSpace> && I::template supports<P>) {
-      if (first.empty() && runs_math<I, P>(math) && !I::auto_skips(sizes)) first = I::name;
+      if (first.empty() && runs_math<I, P>(math) && !I::template auto_skips<P>(sizes)) first = I::name;
     }
   });
   return first;
