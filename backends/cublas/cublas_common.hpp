@@ -118,3 +118,40 @@ class DinpOutput {
 };
 
 }  // namespace llmk::backends
+
+namespace llmk::op::matmul_backward {
+
+// The context's second stream for the bias pass; null when the call runs the
+// pass on the caller's stream: when asked to, or when the context has no side
+// stream (SideStreamSlot). Nothing is written yet, so doing without it costs
+// only the concurrency.
+inline backends::SideStream* side_stream(Call<Kokkos::Cuda>& call, BiasStream where,
+                                         bool has_bias) {
+  if (where != BiasStream::side || !has_bias) return nullptr;
+  return call.ctx.template resource<backends::SideStreamSlot>().get();
+}
+
+// Forks the side stream from the context's stream for the scope, and joins it
+// back at the end, also when a launch in between throws (the next call reuses
+// the workspace the side stream's pass is using).
+class ForkJoin {
+ public:
+  explicit ForkJoin(backends::SideStream* side) : side_(side) {
+    if (side_) side_->fork();
+  }
+  ~ForkJoin() {
+    if (side_ && !joined_) side_->join_nothrow();
+  }
+  ForkJoin(const ForkJoin&) = delete;
+  ForkJoin& operator=(const ForkJoin&) = delete;
+  void join() {
+    joined_ = true;
+    if (side_) side_->join();
+  }
+
+ private:
+  backends::SideStream* side_;
+  bool joined_ = false;
+};
+
+}  // namespace llmk::op::matmul_backward

@@ -6,7 +6,8 @@
 //    workspace vector that is then added to (or written into) dbias: a float
 //    vector where cuBLASLt takes one (float dweight), a bf16 one for a bf16
 //    dweight and an overwritten dbias (dweight_epilogues says why). Refused,
-//    or a bf16 dbias accumulated: column_sums after the GEMMs.
+//    or a bf16 dbias accumulated: column_sums on the context's second stream,
+//    beside the GEMMs (as "cublas").
 //  - DGELU on the dinp GEMM: D = gelu'(aux) ⊙ (A·B + beta·C), in float, one
 //    rounding. Only for an overwritten dinp (beta = 0): with +=, gelu' would
 //    scale dinp's old value too. aux = pre_gelu, whose type is the inputs'
@@ -362,15 +363,25 @@ void cublaslt_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
   if (!dinp) dinp.emplace(lt, dinp_product(p, dinp_out, tf32), LtEpilogues{});
   const PreparedGemm dweight(lt, dweight_product(p, tf32), dweight_epilogues(p, bias_grad));
   const bool bias_fused = dweight.epilogue().kind == CUBLASLT_EPILOGUE_BGRADB;
+  // A bias pass that is not fused runs on the context's second stream beside
+  // the GEMMs, as cublas's (side_stream: null where the context has none).
+  backends::SideStream* const side =
+      bias_fused ? nullptr : side_stream(call, BiasStream::side, p.has_bias());
 
+  ForkJoin fork(side);  // records an event: may throw, still before any launch
+  if (side) {
+    Call<Kokkos::Cuda> side_call{side->exec(), call.ctx, call.workspace, call.options};
+    run_bias_pass(BiasPass::ColumnSums, side_call, p);  // declared in CublasLt::workspace
+  }
   dinp->launch(call.exec, scratch, dinp_out.beta());
   dinp_out.finish(call.exec);
   dweight.launch(call.exec, scratch, p.overwrite_dweight ? 0.0f : 1.0f);
+  fork.join();
   if (!p.has_bias()) return;
   if (bias_fused) {
     add_bias_grad(call.exec, p.dbias, dweight.epilogue(), p.overwrite_dbias);
-  } else {
-    run_bias_pass(BiasPass::ColumnSums, call, p);  // declared in CublasLt::workspace
+  } else if (!side) {
+    run_bias_pass(BiasPass::ColumnSums, call, p);
   }
 }
 
