@@ -1,29 +1,45 @@
 // A hierarchical Kokkos GEMM, the kernel of matmul's "tiled" implementation:
 //
-//   D (R × N) += op(A) · B,   B row-major K × N,
-//   dinp    (M × C)  += dout · weight     TransA = false: op(A)(r, k) = dout(r, k)
-//   dweight (OC × C) += doutᵀ · inp       TransA = true:  op(A)(r, k) = dout(k, r)
+//   D (R × N) ⟵ op(A) · B,   B row-major K × N,
+//   dinp    (M × C)  ⟵ (dout · weight) ⊙ gelu'(pre_gelu)   TransA = false: op(A)(r, k) = dout(r, k)
+//   dweight (OC × C) ⟵ doutᵀ · inp                         TransA = true:  op(A)(r, k) = dout(k, r)
+//
+// "⟵" is += or = (overwrite: D is never read, it may hold NaN). A and B are
+// float or bf16 (TIn), D float or bf16 (TD). Sums are float; the epilogue,
+// applied once to each element's whole sum as it is written, multiplies by
+// GELU's derivative (with_gelu), adds to or replaces D and rounds once into
+// TD (kernels::update).
 //
 // A team computes a bm × bn tile of D. It walks K in chunks of bk: the team
-// stages the chunk of op(A) (bm × bk) and of B (bk × bn) in team scratch,
-// zero-filled outside the matrices, then each thread multiplies them into a
-// register micro-tile with constant-trip loops the compilers unroll (FMAs on
-// registers). Tile sizes, thread grid and scratch layout come from
-// TiledTuning<ExecSpace> (tuning.hpp); this file has no backend #ifdefs.
+// stages the chunk of op(A) (bm × bk) and of B (bk × bn) in team scratch as
+// float (bf16 is widened there), zero-filled outside the matrices, then each
+// thread multiplies them into a register micro-tile with constant-trip loops
+// the compilers unroll (FMAs on registers). Tile sizes, thread grid and
+// scratch layout come from TiledTuning<ExecSpace> (tuning.hpp); this file has
+// no backend #ifdefs.
 //
 // Thread (ty, tx) of the team_size × vector_length grid owns, within a
 // sub-tile of sm = tm·team_size rows × sn = tn·vector_length columns, the rows
 // ty + i·team_size and the columns tx + j·vector_length. On a GPU the sub-tile
 // is the whole tile: a warp's scratch reads are broadcasts (same row) or
 // consecutive words (distinct banks), its global writes are coalesced, and the
-// micro-tile stays in registers over all of K (D is updated once). On a host
-// (1 × 1 grid) the micro-tile is contiguous (4 × 24 floats: 12 AVX2
-// registers) and the thread sweeps the tile's many sub-tiles per chunk,
-// adding each into D, which stays in cache.
+// micro-tile stays in registers over all of K: the epilogue runs once, at the
+// end. On a host (1 × 1 grid) the micro-tile is contiguous (4 × 24 floats: 12
+// AVX2 registers) and the thread sweeps the tile's many sub-tiles per chunk,
+// so each chunk's products must be added somewhere that outlives the chunk:
+//  - into D itself when D is float and there is no GELU (= at the first chunk
+//    when overwriting, += after): no extra memory, as fast as before;
+//  - otherwise into a float tile of sums in team scratch (bm × bn, after the
+//    staged chunks; host scratch is ordinary memory, in cache as D's tile was),
+//    and the last chunk's products go, with those sums, through the epilogue
+//    into D: a bf16 D is rounded once, not once per chunk, and GELU's factor
+//    multiplies the whole sum. No extra pass over D.
 //
 // Scratch layout: op(A) as [bm/sm panels][bk][sm + a_pad] (transposed, so a
 // thread's micro-kernel reads its rows at one k from one scratch row), B as
-// [bn/sn panels][bk][sn]. On a host a panel is exactly what one micro-kernel
+// [bn/sn panels][bk][sn], then (host, when needed) the sums as
+// [bm/sm][bn/sn][thread][tm][tn] (a sub-tile's sums contiguous: the sweep
+// reads them in order). On a host a panel is exactly what one micro-kernel
 // reads, a contiguous block that stays in L1. On a GPU there is one panel, and
 // a_pad keeps the transposing stores of the non-transposed A free of bank
 // conflicts.
@@ -32,15 +48,19 @@
 // order; no atomics.
 #pragma once
 
+#include <kernels/gelu.hpp>
 #include <kernels/tuning.hpp>
+#include <kernels/update.hpp>
 #include <llmk/types.hpp>
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace llmk::kernels {
 
-template <bool TransA, bool FuseBias, class ExecSpace, class Tuning = TiledTuning<ExecSpace>>
+template <bool TransA, bool FuseBias, class ExecSpace, class TIn = float, class TD = float,
+          class TBias = float, class Tuning = TiledTuning<ExecSpace>>
 class TiledGemm {
  public:
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>,
@@ -56,31 +76,53 @@ class TiledGemm {
   static constexpr int a_ld = SM + Tuning::a_pad;   // floats from k to k + 1 in an A panel
   static constexpr int a_panel = BK * a_ld, b_panel = BK * SN;
   static constexpr int a_floats = BM / SM * a_panel, b_floats = BN / SN * b_panel;
-  static constexpr int align = 16;  // floats: 64 bytes, a cache line
-  static constexpr int scratch_floats = a_floats + b_floats + align;  // + room to align
+  static constexpr int sum_floats = BM * BN;  // the host's tile of sums, when D cannot hold them
+  static constexpr int align = 16;            // floats: 64 bytes, a cache line
   // One sub-tile per thread (GPU): acc lives in registers across all K chunks.
   static constexpr bool one_subtile = SM == BM && SN == BN;
+  // GELU's backward belongs to dinp, the non-transposed product; the dweight
+  // kernels are compiled without its code. (nvcc 13, sm_90, 128 registers:
+  // with it the fused-bias kernel spilled 28 bytes; without it no kernel
+  // spills, all precisions. Before this epilogue: 8 bytes, fused-bias kernel.)
+  static constexpr bool has_gelu = !TransA;
   // Rows of a bias panel each thread sums (FuseBias).
   static constexpr int bias_rows = (SM + NT - 1) / NT;
 
   static_assert(BM % SM == 0 && BN % SN == 0, "a tile must be whole sub-tiles");
+  static_assert(std::is_same_v<TIn, float> || std::is_same_v<TIn, bf16>, "inputs: float or bf16");
+  static_assert(std::is_same_v<TD, float> || std::is_same_v<TD, bf16>, "D: float or bf16");
 
-  // D += op(A)·B; dbias += Σ_k op(A)(r, k) when FuseBias (TransA only: op(A)
-  // = doutᵀ, whose rows are the output channels).
-  TiledGemm(const Matrix<ExecSpace>& D, const ConstMatrix<ExecSpace>& A,
-            const ConstMatrix<ExecSpace>& B, const Vector<ExecSpace>& dbias = {})
+  // D ⟵ op(A)·B: = when overwrite (D is never read), += otherwise.
+  TiledGemm(const Matrix<ExecSpace, TD>& D, const ConstMatrix<ExecSpace, TIn>& A,
+            const ConstMatrix<ExecSpace, TIn>& B, const bool overwrite)
       : d_(D.data()),
         a_(A.data()),
         b_(B.data()),
-        bias_(dbias.data()),
         ldd_(D.extent(1)),
         lda_(A.extent(1)),
         ldb_(B.extent(1)),
         rows_(D.extent(0)),
         cols_(D.extent(1)),
         depth_(B.extent(0)),
-        tiles_n_((cols_ + BN - 1) / BN) {
-    static_assert(!FuseBias || TransA, "the bias is fused into the dweight product");
+        tiles_n_((cols_ + BN - 1) / BN),
+        overwrite_(overwrite) {}
+
+  // GELU's backward: D ⟵ (op(A)·B) ⊙ gelu'(pre_gelu), pre_gelu of D's
+  // extents (empty: none).
+  TiledGemm& with_gelu(const ConstMatrix<ExecSpace, TIn>& pre_gelu) {
+    static_assert(has_gelu, "GELU's backward is fused into the dinp product");
+    pre_ = pre_gelu.extent(0) != 0 ? pre_gelu.data() : nullptr;
+    ldp_ = pre_gelu.extent(1);
+    return *this;
+  }
+
+  // The bias fused into the dweight product (TransA: op(A) = doutᵀ, whose
+  // rows are the output channels): dbias ⟵ Σ_k op(A)(r, k), = or +=.
+  TiledGemm& with_bias(const Vector<ExecSpace, TBias>& dbias, const bool overwrite) {
+    static_assert(FuseBias && TransA, "the bias is fused into the dweight product");
+    bias_ = dbias.data();
+    overwrite_bias_ = overwrite;
+    return *this;
   }
 
   void run(const ExecSpace& exec, const char* label) const {
@@ -90,14 +132,14 @@ class TiledGemm {
     Kokkos::parallel_for(label, policy, *this);
   }
 
-  static size_t scratch_bytes() { return Scratch::shmem_size(scratch_floats); }
+  size_t scratch_bytes() const { return Scratch::shmem_size(scratch_floats()); }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const index_t m0 = team.league_rank() / tiles_n_ * BM;
     const index_t n0 = team.league_rank() % tiles_n_ * BN;
     const bool bias_team = FuseBias && n0 == 0;  // sees every op(A) element of its rows once
     const int level = Tuning::scratch_level;  // (a copy: team_scratch takes a reference)
-    const Scratch scratch(team.team_scratch(level), scratch_floats);
+    const Scratch scratch(team.team_scratch(level), scratch_floats());
     float* const buf = aligned(scratch.data());
 
     float acc[TM][TN] = {};  // one_subtile: the thread's sums over all of K
@@ -105,27 +147,45 @@ class TiledGemm {
     for (index_t k0 = 0; k0 < depth_; k0 += BK) {
       stage(team, buf, k0, m0, n0);
       team.team_barrier();
-      compute(team, buf, m0, n0, acc, bias_team, bsum);
+      compute(team, buf, m0, n0, Chunk{k0 == 0, k0 + BK >= depth_}, acc, bias_team, bsum);
       team.team_barrier();  // buf is restaged next
     }
     if constexpr (one_subtile) {
       for_each_thread(team, [&](int ty, int tx) {
         float tile[TM][TN];
         to_tile(acc, tile);
-        add_to_d(tile, m0 + ty, n0 + tx);
+        write_d(tile, m0 + ty, n0 + tx);
       });
     }
     if (bias_team) write_bias(team, m0, bsum);
   }
 
  private:
-  float* d_;
-  const float* a_;
-  const float* b_;
-  float* bias_;
-  index_t ldd_, lda_, ldb_;
+  TD* d_;
+  const TIn* a_;
+  const TIn* b_;
+  const TIn* pre_ = nullptr;  // with_gelu
+  TBias* bias_ = nullptr;     // with_bias
+  index_t ldd_, lda_, ldb_, ldp_ = 0;
   index_t rows_, cols_, depth_;  // R, N, K
   index_t tiles_n_;
+  bool overwrite_, overwrite_bias_ = false;
+
+  // Where a K chunk is: the first writes the host's running sums, the last
+  // finishes them.
+  struct Chunk {
+    bool first, last;
+  };
+
+  // Host: whether the running sums over K chunks live in D itself (float, no
+  // GELU factor still to apply) rather than in the scratch tile of sums.
+  KOKKOS_INLINE_FUNCTION bool sums_in_d() const {
+    return std::is_same_v<TD, float> && pre_ == nullptr;
+  }
+  KOKKOS_INLINE_FUNCTION bool sums_in_scratch() const { return !one_subtile && !sums_in_d(); }
+  KOKKOS_INLINE_FUNCTION int scratch_floats() const {
+    return a_floats + b_floats + (sums_in_scratch() ? sum_floats : 0) + align;  // + room to align
+  }
 
   KOKKOS_INLINE_FUNCTION static float* aligned(float* p) {
     const auto misalign = reinterpret_cast<std::uintptr_t>(p) % (align * sizeof(float));
@@ -186,18 +246,18 @@ class TiledGemm {
     });
   }
 
-  // op(A)(r, k) and B(k, n); 0 outside the matrices unless Inside says the
-  // whole chunk is inside (then there are no bounds checks and the host's
-  // copy loops vectorize).
+  // op(A)(r, k) and B(k, n) as float; 0 outside the matrices unless Inside
+  // says the whole chunk is inside (then there are no bounds checks and the
+  // host's copy loops vectorize, bf16 widening included).
   template <bool Inside>
   KOKKOS_INLINE_FUNCTION float a_at(const index_t r, const index_t k) const {
     if (!Inside && (r >= rows_ || k >= depth_)) return 0.0f;
-    return TransA ? a_[k * lda_ + r] : a_[r * lda_ + k];
+    return to_float(TransA ? a_[k * lda_ + r] : a_[r * lda_ + k]);
   }
   template <bool Inside>
   KOKKOS_INLINE_FUNCTION float b_at(const index_t k, const index_t n) const {
     if (!Inside && (k >= depth_ || n >= cols_)) return 0.0f;
-    return b_[k * ldb_ + n];
+    return to_float(b_[k * ldb_ + n]);
   }
 
   KOKKOS_INLINE_FUNCTION void stage(const Member& team, float* buf, const index_t k0,
@@ -246,21 +306,83 @@ class TiledGemm {
       LLMK_UNROLL for (int j = 0; j < TN; ++j) tile[i][j] = acc[i][slot(j)];
   }
 
-  // D(r0 + i·TY, c0 + j·TX) += tile[i][j], within D's bounds.
+  // f(i) for i = 0 .. TM − 1, unrolled by the compiler whatever f's size (a
+  // fold over a parameter pack): rows of a micro-tile then have constant
+  // indices, which nvcc needs to keep them in registers. (A plain loop around
+  // the GELU epilogue was not unrolled by nvcc, and its tiles went to local
+  // memory.) The loops along a row are left to the compilers: GCC vectorizes
+  // them.
+  template <class F, int... I>
+  KOKKOS_INLINE_FUNCTION static void for_each_row(const F& f, std::integer_sequence<int, I...>) {
+    (f(I), ...);
+  }
+  template <class F>
+  KOKKOS_INLINE_FUNCTION static void for_each_row(const F& f) {
+    for_each_row(f, std::make_integer_sequence<int, TM>{});
+  }
+
+  // f(D(r, c), tile[i][j], r, c) for the micro-tile's elements at
+  // r = r0 + i·TY, c = c0 + j·TX that lie within D.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_each_in_d(const float (&tile)[TM][TN], const index_t r0,
+                                            const index_t c0, const F& f) const {
+    const bool inside = r0 + (TM - 1) * TY < rows_ && c0 + (TN - 1) * TX < cols_;
+    for_each_row([&](const int i) {
+      const index_t r = r0 + i * TY;
+      TD* const row = d_ + r * ldd_ + c0;
+      if (inside) {  // (no bounds checks: GCC vectorizes the row)
+        for (int j = 0; j < TN; ++j) f(row[j * TX], tile[i][j], r, c0 + j * TX);
+      } else if (r < rows_) {
+        for (int j = 0; j < TN; ++j)
+          if (c0 + j * TX < cols_) f(row[j * TX], tile[i][j], r, c0 + j * TX);
+      }
+    });
+  }
+
+  // The epilogue: D ⟵ tile ⊙ gelu'(pre_gelu), from whole sums over K.
+  KOKKOS_INLINE_FUNCTION void write_d(const float (&tile)[TM][TN], const index_t r0,
+                                      const index_t c0) const {
+    for_each_in_d(tile, r0, c0, [&](TD& d, float v, const index_t r, const index_t c) {
+      if constexpr (has_gelu) {
+        if (pre_) v *= gelu_grad(to_float(pre_[r * ldp_ + c]));
+      }
+      update(d, v, overwrite_);
+    });
+  }
+
+  // Host, sums_in_d(): D ⟵ one chunk's products (= when overwriting D at the
+  // first chunk, += otherwise).
   KOKKOS_INLINE_FUNCTION void add_to_d(const float (&tile)[TM][TN], const index_t r0,
-                                       const index_t c0) const {
-    if (r0 + (TM - 1) * TY < rows_ && c0 + (TN - 1) * TX < cols_) {
-      // (Not force-unrolled: GCC then vectorizes each row, with a run-time
-      // check that the rows do not overlap.)
-      for (int i = 0; i < TM; ++i) {
-        float* const row = d_ + (r0 + i * TY) * ldd_ + c0;
-        for (int j = 0; j < TN; ++j) row[j * TX] += tile[i][j];
+                                       const index_t c0, const bool store) const {
+    if constexpr (std::is_same_v<TD, float>) {
+      if (store) {
+        for_each_in_d(tile, r0, c0, [](float& d, float v, index_t, index_t) { d = v; });
+      } else {
+        for_each_in_d(tile, r0, c0, [](float& d, float v, index_t, index_t) { d += v; });
+      }
+    }
+  }
+
+  // Host: a chunk's products of one micro-tile, `sums` its running sums in
+  // scratch (sums_in_scratch()).
+  KOKKOS_INLINE_FUNCTION void add_chunk(float (&tile)[TM][TN], const index_t r0, const index_t c0,
+                                        float* const sums, const Chunk chunk) const {
+    if (sums_in_d()) {
+      add_to_d(tile, r0, c0, chunk.first && overwrite_);
+    } else if (!chunk.last) {
+      if (chunk.first) {
+        LLMK_UNROLL for (int i = 0; i < TM; ++i)
+          for (int j = 0; j < TN; ++j) sums[i * TN + j] = tile[i][j];
+      } else {
+        LLMK_UNROLL for (int i = 0; i < TM; ++i)
+          for (int j = 0; j < TN; ++j) sums[i * TN + j] += tile[i][j];
       }
     } else {
-      for (int i = 0; i < TM; ++i)
-        for (int j = 0; j < TN; ++j)
-          if (r0 + i * TY < rows_ && c0 + j * TX < cols_)
-            d_[(r0 + i * TY) * ldd_ + c0 + j * TX] += tile[i][j];
+      if (!chunk.first) {
+        LLMK_UNROLL for (int i = 0; i < TM; ++i)
+          for (int j = 0; j < TN; ++j) tile[i][j] += sums[i * TN + j];
+      }
+      write_d(tile, r0, c0);
     }
   }
 
@@ -270,9 +392,9 @@ class TiledGemm {
   }
 
   template <class BiasSums>
-  KOKKOS_INLINE_FUNCTION void compute(const Member& team, const float* buf, const index_t m0,
-                                      const index_t n0, float (&acc)[TM][TN], const bool bias_team,
-                                      BiasSums& bsum) const {
+  KOKKOS_INLINE_FUNCTION void compute(const Member& team, float* buf, const index_t m0,
+                                      const index_t n0, const Chunk chunk, float (&acc)[TM][TN],
+                                      const bool bias_team, BiasSums& bsum) const {
     const float* const as = buf;
     const float* const bs = buf + a_floats;
     for_each_thread(team, [&](int ty, int tx) {
@@ -280,8 +402,10 @@ class TiledGemm {
         micro_kernel(acc, as + ty, bs + tx);
       } else {
         // A's panel (bk × sm) stays in L1 while B's panels stream past it,
-        // and D is updated along its rows (sequential, prefetcher-friendly).
-        // Sub-tiles wholly outside D are skipped (their scratch is zeros).
+        // and D (or the sums) is updated along its rows (sequential,
+        // prefetcher-friendly). Sub-tiles wholly outside D are skipped
+        // (their scratch is zeros).
+        float* const sums = buf + a_floats + b_floats + (ty * TX + tx) * TM * TN;
         const int si_end = sub_tiles(rows_ - m0, SM, BM), sj_end = sub_tiles(cols_ - n0, SN, BN);
         for (int si = 0; si < si_end; ++si) {
           for (int sj = 0; sj < sj_end; ++sj) {
@@ -291,7 +415,8 @@ class TiledGemm {
               micro_kernel(acc_chunk, as + si * a_panel + ty, bs + sj * b_panel + tx);
               to_tile(acc_chunk, tile);
             }
-            add_to_d(tile, m0 + si * SM + ty, n0 + sj * SN + tx);
+            add_chunk(tile, m0 + si * SM + ty, n0 + sj * SN + tx,
+                      sums + (si * (BN / SN) + sj) * NT * TM * TN, chunk);
           }
         }
       }
@@ -323,7 +448,7 @@ class TiledGemm {
       for (int p = 0; p < BM / SM; ++p)
         for (int u = 0; u < bias_rows; ++u) {
           const index_t r = m0 + p * SM + tid + u * NT;
-          if (tid + u * NT < SM && r < rows_) bias_[r] += float(bsum[p][u]);
+          if (tid + u * NT < SM && r < rows_) update(bias_[r], float(bsum[p][u]), overwrite_bias_);
         }
     });
   }
