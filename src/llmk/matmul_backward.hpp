@@ -18,7 +18,11 @@
 //   "fp32"           everything float
 //   "bf16"           everything bf16 (llm.c's training)
 //   "bf16-fp32grad"  inputs and dinp bf16, dweight and dbias float
-// Every sum accumulates in float; a bf16 output is rounded once, at the end.
+// Every sum accumulates in float; a bf16 output is rounded once, at the end,
+// where the implementation's info says so (rounds_once, gelu_rounds_once:
+// cuBLAS may add split-K partial sums in bf16, cuBLASLt's DGELU rounds the
+// product before it applies gelu'; "auto" keeps to implementations that
+// round sums once).
 // options.math = Math::tf32 lets float32 products use TF32 tensor cores
 // (implementations that have them: matmul_backward_impls()).
 //
@@ -84,6 +88,8 @@ struct MatmulBackwardImplInfo {
   bool tf32;                            // runs Math::tf32
   bool rounds_once;  // a bf16 output is its float sum rounded once (false: the
                      // library may add partial sums in bf16: cuBLAS's split-K)
+  bool gelu_rounds_once;  // the same for a bf16 dinp with GELU, overwritten (false:
+                          // cuBLASLt's DGELU rounds the product to bf16 first)
   std::string gelu;  // "fused" into the dinp product (where it can: cublaslt when dinp is
                      // overwritten), or a "separate" pass
 };
