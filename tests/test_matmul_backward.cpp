@@ -440,7 +440,7 @@ TEST_P(Overwrite, IgnoresPoisonedOutputs) {
       // initial values, so every element is finite and must come back so.
       const Gradients64 ref = reference_backward(p, llmk::reference::Method::Auto, 0, u);
       expect_matches_reference(r, ref, shape, c.precision,
-                               rounds_once<Space>(c.impl, c.precision, c.gelu && u.overwrite_dinp));
+                               rounds_once<Space>(c.impl, c.precision));
     }
   }
 }
@@ -491,7 +491,7 @@ TEST_P(NanPrecision, InPreGeluReachesItsDinpElementOnly) {
     EXPECT_TRUE(nan_positions(r.dbias).empty()) << "dbias does not depend on pre_gelu";
     expect_matches_reference(r, reference_backward(p, llmk::reference::Method::Auto, 0,
                                                    {overwrite, false, false}),
-                             s, c.precision, rounds_once<Space>(c.impl, c.precision, overwrite));
+                             s, c.precision, rounds_once<Space>(c.impl, c.precision));
   }
 }
 
@@ -517,7 +517,7 @@ TEST_P(DeterministicPrecision, BitwiseIdenticalRuns) {
       first = r;
       expect_matches_reference(r, reference_backward(p, llmk::reference::Method::Auto, 0,
                                                      {true, false, false}),
-                               p.shape, c.precision, rounds_once<Space>(c.impl, c.precision, true));
+                               p.shape, c.precision, rounds_once<Space>(c.impl, c.precision));
       continue;
     }
     EXPECT_TRUE(bitwise_equal(r, first)) << "run " << run;
@@ -593,13 +593,9 @@ TEST(Impls, PrecisionsAreDeclaredAndAutoFollowsThem) {
   }
   for (Precision p : all_precisions()) {
     SCOPED_TRACE(precision_name(p));
-    // "auto": the first available implementation that declares the precision
-    // and, for bf16 outputs, keeps llmk's promise of one rounding.
-    const bool bf16_out = p == Precision::bf16 || p == Precision::bf16_fp32grad;
     std::string first;
     for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
-      if (first.empty() && llmk::matmul_backward_available<Space>(info.name) && declares(info, p) &&
-          (info.rounds_once || !bf16_out))
+      if (first.empty() && llmk::matmul_backward_available<Space>(info.name) && declares(info, p))
         first = info.name;
     const std::string config = precision_name(p == Precision::tf32 ? Precision::fp32 : p);
     const llmk::Math math = p == Precision::tf32 ? llmk::Math::tf32 : llmk::Math::fp32;

@@ -62,9 +62,12 @@ struct CublasGemmExTraits : ImplDefaults {
   template <class P>
   static constexpr bool supports = true;
   static constexpr bool tf32 = true;
-  // cublasGemmEx picks its algorithm itself, and on the H200 it added split-K
-  // partial sums in bf16 (a small dinp of long sums: 6 of 15 elements one
-  // ulp from the nearest bf16); cuBLASLt can be told not to (cublaslt).
+  // A bf16 output is not always rounded once: cublasGemmEx picks its
+  // algorithm itself, and on the H200 it added split-K partial sums in bf16
+  // (a small dinp of long sums: 6 of 15 elements one ulp from the nearest
+  // bf16), and with beta = 1 it rounds the product before adding the old
+  // bf16 value (seed shape: dweight 2.35e-3 from float64 against 1.66e-3 for
+  // one rounding, √2 times: two roundings). As llm.c's and PyTorch's bf16.
   static constexpr bool rounds_once = false;
   // GELU: a separate pass (cublas_dinp_route).
 
@@ -86,12 +89,13 @@ struct CublasGemmExTraits : ImplDefaults {
 // stream, as "cublas_serial".
 struct Cublas : CublasGemmExTraits {
   static constexpr std::string_view name = "cublas";
-  // "auto" leaves to cublaslt: bf16 outputs (cublasGemmEx may add split-K
-  // partial sums in bf16: rounds_once below), and GELU with an overwritten
-  // dinp, where cuBLASLt's DGELU epilogue saves the separate pass over dinp.
+  // "auto" leaves GELU with an overwritten dinp to cublaslt, whose DGELU
+  // epilogue saves the separate pass over dinp (H200, seed shape, bf16:
+  // 0.154 ms against 0.200; elsewhere cublas is as fast or faster:
+  // docs/performance.md).
   template <class P>
   static bool auto_skips(const Sizes& s) {
-    return !std::is_same_v<typename P::dinp, float> || (s.gelu && s.overwrite_dinp);
+    return s.gelu && s.overwrite_dinp;
   }
   template <class ExecSpace, class P>
   static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
@@ -125,13 +129,15 @@ struct CublasSerial : CublasGemmExTraits {
 // (matmul_backward_cublaslt.cpp).
 struct CublasLt : ImplDefaults {
   static constexpr std::string_view name = "cublaslt";
-  // cuBLASLt's DGELU epilogue with a bf16 dinp rounds the product to bf16
-  // before it applies gelu' (H200: 117 of 431 elements one ulp from the
-  // correctly rounded value, the signature of two roundings; relative L2
-  // within the bf16 tolerance). Kept: llm.c trains this way, and the one-
-  // rounding alternative (a float product, then a pass) measured 0.200 ms
-  // against DGELU's 0.154 at the seed shape (docs/performance.md).
-  static constexpr bool gelu_rounds_once = false;
+  // A bf16 output is not always rounded once, though split-K partial sums
+  // stay float (the heuristic is told so): with beta = 1 cuBLASLt rounds the
+  // product before adding the old bf16 value (seed shape: dweight 2.35e-3
+  // against 1.66e-3 for one rounding), and the DGELU epilogue rounds the
+  // product before it applies gelu' (117 of 431 elements one ulp from the
+  // correctly rounded value). Kept: llm.c trains this way, and DGELU's
+  // one-rounding alternative (a float product, then a pass) measured
+  // 0.200 ms against 0.154 at the seed shape (docs/performance.md).
+  static constexpr bool rounds_once = false;
   static constexpr bool compiled = LLMK_HAVE_CUBLAS;
   template <class ExecSpace>
   static constexpr bool available_on() {

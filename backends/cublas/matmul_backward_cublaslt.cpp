@@ -211,12 +211,11 @@ class PreparedGemm {
     for (const auto& [attribute, align] : aligns)
       cublasLtMatmulPreferenceSetAttribute(pref, attribute, &align, sizeof(align));
     // A bf16 output: no split-K algorithm that adds its partial sums in the
-    // output type (INPLACE, OUTPUT_TYPE), so that the sum stays float and is
-    // rounded once. Left to the heuristic, cuBLASLt did that on the H200 for
+    // output type (INPLACE, OUTPUT_TYPE): the sums stay float. Left to the
+    // heuristic, cuBLASLt did that on the H200 for
     // a small output of long sums (the tests' longOC: dinp 5 × 3, 2050 terms
-    // each; 6 of 15 elements one bf16 ulp from the nearest), and
-    // cublasGemmEx, which has no such control, still may ("cublas":
-    // rounds_once = false).
+    // each; 6 of 15 elements one bf16 ulp from the nearest); cublasGemmEx
+    // has no such control.
     if (key.d_type != int(CUDA_R_32F)) {
       const std::uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,

@@ -18,11 +18,10 @@
 //   "fp32"           everything float
 //   "bf16"           everything bf16 (llm.c's training)
 //   "bf16-fp32grad"  inputs and dinp bf16, dweight and dbias float
-// Every sum accumulates in float; a bf16 output is rounded once, at the end,
-// where the implementation's info says so (rounds_once, gelu_rounds_once:
-// cuBLAS may add split-K partial sums in bf16, cuBLASLt's DGELU rounds the
-// product before it applies gelu'; "auto" keeps to implementations that
-// round sums once).
+// Every GEMM accumulates in float; a bf16 output is rounded once, at the
+// end, where the implementation's info says so (rounds_once: the portable
+// kernels; cuBLAS and cuBLASLt round the product before adding an old bf16
+// value or applying DGELU, as llm.c's and PyTorch's bf16 do).
 // options.math = Math::tf32 lets float32 products use TF32 tensor cores
 // (implementations that have them: matmul_backward_impls()).
 //
@@ -86,10 +85,9 @@ struct MatmulBackwardImplInfo {
   std::string dbias;   // how dbias is computed: "fused" into a GEMM, or the kernel's name
   std::vector<std::string> precisions;  // the configurations it runs ("fp32", "bf16", ...)
   bool tf32;                            // runs Math::tf32
-  bool rounds_once;  // a bf16 output is its float sum rounded once (false: the
-                     // library may add partial sums in bf16: cuBLAS's split-K)
-  bool gelu_rounds_once;  // the same for a bf16 dinp with GELU, overwritten (false:
-                          // cuBLASLt's DGELU rounds the product to bf16 first)
+  bool rounds_once;  // a bf16 output is always its float sum (+ its old value)
+                     // rounded once (false: cuBLAS's split-K, beta = 1 and
+                     // DGELU round intermediate results to bf16)
   std::string gelu;  // "fused" into the dinp product (where it can: cublaslt when dinp is
                      // overwritten), or a "separate" pass
 };

@@ -442,18 +442,16 @@ template <class Space>
 }
 
 // Whether implementation `impl` ("auto" resolved on Space) rounds every bf16
-// output once from its float sum (its info's rounds_once; cuBLAS's own
-// split-K reductions may not), also where GELU's factor is applied to an
-// overwritten dinp (`gelu_overwrite`; its info's gelu_rounds_once: cuBLASLt's
-// DGELU rounds the product to bf16 first).
+// output once from its float sum (its info's rounds_once; cuBLAS and
+// cuBLASLt do not always).
 template <class Space>
-bool rounds_once(const std::string& impl, Precision precision, bool gelu_overwrite = false) {
+bool rounds_once(const std::string& impl, Precision precision) {
   if (precision != Precision::bf16 && precision != Precision::bf16_fp32grad) return true;
   const std::string name =
       impl == "auto" ? llmk::matmul_backward_auto_impl<Space>(llmk::reference::precision_name(precision))
                      : impl;
   const llmk::MatmulBackwardImplInfo* info = impl_info(name);
-  return info == nullptr || (info->rounds_once && (!gelu_overwrite || info->gelu_rounds_once));
+  return info == nullptr || info->rounds_once;
 }
 
 // Every gradient within its tolerance (llmk::reference::tolerance: per

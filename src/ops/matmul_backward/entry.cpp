@@ -313,7 +313,7 @@ const std::vector<MatmulBackwardImplInfo>& matmul_backward_impls() {
       });
       v.push_back({std::string(I::name), I::compiled, I::deterministic,
                    std::string(bias_pass_name(I::bias)), precisions, I::tf32,
-                   I::rounds_once, I::gelu_rounds_once, I::fused_gelu ? "fused" : "separate"});
+                   I::rounds_once, I::fused_gelu ? "fused" : "separate"});
     });
     return v;
   }();

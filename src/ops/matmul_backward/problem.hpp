@@ -141,9 +141,7 @@ void run_bias_pass(BiasPass pass, Call<ExecSpace>& call, const Problem<ExecSpace
 //   supports<P>     whether it runs precision configuration P (precisions.hpp)
 //   tf32            whether it runs Math::tf32 (float32 inputs only)
 //   rounds_once     whether a bf16 output is always its float sum rounded
-//                   once (a library may add split-K partial sums in bf16)
-//   gelu_rounds_once
-//                   the same for a bf16 dinp with GELU's factor, overwritten
+//                   once (libraries may round intermediate results to bf16)
 //   fused_gelu      whether GELU's backward is part of its dinp product (else
 //                   a separate elementwise pass, product_output.hpp)
 //   auto_skips<P>(s) true where "auto" should pass it over for a call of
@@ -166,7 +164,6 @@ struct ImplDefaults {
   static constexpr bool supports = std::is_same_v<P, Fp32>;
   static constexpr bool tf32 = false;
   static constexpr bool rounds_once = true;
-  static constexpr bool gelu_rounds_once = true;
   static constexpr bool fused_gelu = false;
   template <class P>
   static bool auto_skips(const Sizes&) {
