@@ -89,13 +89,15 @@ struct CublasGemmExTraits : ImplDefaults {
 // stream, as "cublas_serial".
 struct Cublas : CublasGemmExTraits {
   static constexpr std::string_view name = "cublas";
-  // "auto" leaves GELU with an overwritten dinp to cublaslt, whose DGELU
-  // epilogue saves the separate pass over dinp (H200, seed shape, bf16:
-  // 0.154 ms against 0.200; elsewhere cublas is as fast or faster:
-  // docs/performance.md).
+  // "auto" leaves all-bf16 GELU with an overwritten dinp to cublaslt, whose
+  // DGELU epilogue saves the separate pass over dinp (H200: 0.154 ms against
+  // 0.200 at the seed shape, 1.795 against 1.869 at the LM head). Not in
+  // float (DGELU measured slower: 0.473 against 0.382 in TF32) nor in
+  // bf16-fp32grad (cuBLASLt's BGRADB then costs more than DGELU saves at the
+  // LM head: 2.154 against 1.890). docs/performance.md has the table.
   template <class P>
   static bool auto_skips(const Sizes& s) {
-    return s.gelu && s.overwrite_dinp;
+    return s.gelu && s.overwrite_dinp && std::is_same_v<P, Bf16>;
   }
   template <class ExecSpace, class P>
   static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
