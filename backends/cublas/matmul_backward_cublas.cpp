@@ -63,8 +63,8 @@ GemmEx dinp_product(const Problem<Kokkos::Cuda, P>& p, const backends::DinpOutpu
   return g;
 }
 
-// dweightᵀ (C×OC) ⟵ inpᵀ (C×M) · dout (M×OC), straight into dweight (one
-// rounding of a bf16 dweight: cuBLAS adds beta·dweight in float).
+// dweightᵀ (C×OC) ⟵ inpᵀ (C×M) · dout (M×OC), straight into dweight (a bf16
+// dweight accumulated is rounded twice: cuBLAS rounds the product first).
 template <class P>
 GemmEx dweight_product(const Problem<Kokkos::Cuda, P>& p) {
   GemmEx g{};

@@ -272,13 +272,13 @@ bool tf32_for(const MatmulBackwardOptions& options) {
   return std::is_same_v<typename P::in, float> && options.math == Math::tf32;
 }
 
-// dinpᵀ (C×M) ⟵ weightᵀ (C×OC) · doutᵀ (OC×M), into where `out` says.
+// dinpᵀ (C×M) ⟵ weightᵀ (C×OC) · doutᵀ (OC×M), into D of type d_type (dinp
+// itself, or where a DinpOutput says).
 template <class P>
-LtGemm dinp_product(const Problem<Kokkos::Cuda, P>& p, const backends::DinpOutput<P>& out,
+LtGemm dinp_product(const Problem<Kokkos::Cuda, P>& p, void* D, cudaDataType_t d_type,
                     bool tf32) {
   return {"cublasLtMatmul (dinp)", CUBLAS_OP_N, CUBLAS_OP_N, p.C, p.M, p.OC, p.C, p.OC, p.C,
-          cuda_type<typename P::in>(), out.type(), tf32, p.weight.data(), p.dout.data(),
-          out.target()};
+          cuda_type<typename P::in>(), d_type, tf32, p.weight.data(), p.dout.data(), D};
 }
 
 // dweightᵀ (C×OC) ⟵ inpᵀ (C×M) · dout (M×OC), straight into dweight.
@@ -295,13 +295,6 @@ LtGemm dweight_product(const Problem<Kokkos::Cuda, P>& p, bool tf32) {
 template <class P>
 bool dgelu_fits(const Problem<Kokkos::Cuda, P>& p) {
   return p.has_gelu() && p.overwrite_dinp && p.C % 8 == 0;
-}
-
-template <class P>
-LtGemm dinp_product_into_dinp(const Problem<Kokkos::Cuda, P>& p, bool tf32) {
-  return {"cublasLtMatmul (dinp)", CUBLAS_OP_N, CUBLAS_OP_N, p.C, p.M, p.OC, p.C, p.OC, p.C,
-          cuda_type<typename P::in>(), cuda_type<typename P::dinp>(), tf32, p.weight.data(),
-          p.dout.data(), p.dinp.data()};
 }
 
 template <class P>
@@ -352,14 +345,16 @@ void cublaslt_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
   // says (a bf16 dinp with GELU: a float workspace, so it is rounded once).
   std::optional<PreparedGemm> dinp;
   if (dgelu_fits(p)) {
-    dinp.emplace(lt, dinp_product_into_dinp(p, tf32), dgelu_epilogue(p));
+    dinp.emplace(lt, dinp_product(p, p.dinp.data(), cuda_type<typename P::dinp>(), tf32),
+                 dgelu_epilogue(p));
     if (dinp->epilogue().kind == CUBLASLT_EPILOGUE_DGELU) {
       dinp_out.gelu_fused();
     } else {
       dinp.reset();
     }
   }
-  if (!dinp) dinp.emplace(lt, dinp_product(p, dinp_out, tf32), LtEpilogues{});
+  if (!dinp)
+    dinp.emplace(lt, dinp_product(p, dinp_out.target(), dinp_out.type(), tf32), LtEpilogues{});
   const PreparedGemm dweight(lt, dweight_product(p, tf32), dweight_epilogues(p, bias_grad));
   const bool bias_fused = dweight.epilogue().kind == CUBLASLT_EPILOGUE_BGRADB;
   // A bias pass that is not fused runs on the context's second stream beside
