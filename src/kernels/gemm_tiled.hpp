@@ -35,6 +35,18 @@
 //    into D: a bf16 D is rounded once, not once per chunk, and GELU's factor
 //    multiplies the whole sum. No extra pass over D.
 //
+// Two more host paths (TiledTuning's exact_k and split_k; the Cuda
+// specialization takes neither):
+//  - exact_k: a team stages and multiplies only the k of a chunk within K and
+//    the sub-tiles that cover D (run-time bounds): at M = 64 dweight's K = 64
+//    filled half of a 128-deep chunk with zeros that were multiplied too.
+//  - split_k: a product with fewer tiles than threads (dinp at M = 64 and
+//    C = 768 is one tile) splits K into ranges of whole chunks; the team of
+//    (range, tile) sums into a float partial tile in the call's workspace
+//    (no epilogue), then a second pass (SplitSum) adds the ranges' partials
+//    in range order and applies the epilogue once (GELU's factor, = or +=,
+//    one rounding); a fused dbias goes through double partials likewise.
+//
 // Scratch layout: op(A) as [bm/sm panels][bk][sm + a_pad] (transposed, so a
 // thread's micro-kernel reads its rows at one k from one scratch row), B as
 // [bn/sn panels][bk][sn], then (host, when needed) the sums as
@@ -45,7 +57,8 @@
 // conflicts.
 //
 // Deterministic: every output element is computed by one thread, in a fixed
-// order; no atomics.
+// order; no atomics. (Split-K's ranges depend on the thread count: runs with
+// the same number of threads are bitwise identical.)
 #pragma once
 
 #include <kernels/gelu.hpp>
@@ -104,7 +117,9 @@ class TiledGemm {
         rows_(D.extent(0)),
         cols_(D.extent(1)),
         depth_(B.extent(0)),
+        tiles_m_((rows_ + BM - 1) / BM),
         tiles_n_((cols_ + BN - 1) / BN),
+        split_{1, depth_},
         overwrite_(overwrite) {}
 
   // GELU's backward: D ⟵ (op(A)·B) ⊙ gelu'(pre_gelu), pre_gelu of D's
@@ -125,39 +140,122 @@ class TiledGemm {
     return *this;
   }
 
+  // Host (split_k): the floats of workspace with_split_k takes, at most, for
+  // any R' ≤ R rows and K' ≤ K (a call's row chunks share one workspace,
+  // sized for the largest; the split count is not monotonic in either).
+  static std::size_t split_k_workspace(const index_t R, const index_t N, const index_t K,
+                                       const bool bias) {
+    if constexpr (!Tuning::split_k) {
+      return 0;
+    } else {
+      const index_t tiles_n = (N + BN - 1) / BN, chunks = (K + BK - 1) / BK;
+      const index_t threads = host_threads();
+      std::size_t most = 0;
+      for (index_t t = 1; t <= (R + BM - 1) / BM && t * tiles_n < threads; ++t) {
+        const index_t tiles = t * tiles_n;
+        const index_t ranges = std::min((threads + tiles - 1) / tiles, chunks);  // ≥ the plan's
+        if (ranges < 2) continue;
+        const std::size_t floats = std::size_t(ranges) * tiles * (BM * BN) +
+                                   (bias ? std::size_t(ranges) * t * BM * 2 : 0);  // (doubles)
+        most = std::max(most, floats);
+      }
+      return most;
+    }
+  }
+
+  // Host (split_k): splits K when the tiles are fewer than the threads (see
+  // split_plan), its partial sums in `workspace` (split_k_workspace floats,
+  // 8-byte aligned); otherwise nothing changes.
+  TiledGemm& with_split_k(float* workspace) {
+    if constexpr (Tuning::split_k) {
+      split_ = split_plan(rows_, cols_, depth_);
+      if (split_.count > 1 && FuseBias) {
+        bias_partial_ = reinterpret_cast<double*>(workspace);  // first: 8-byte aligned
+        partial_ = workspace + split_.count * tiles_m_ * BM * 2;
+      } else if (split_.count > 1) {
+        partial_ = workspace;
+      }
+    }
+    return *this;
+  }
+
   void run(const ExecSpace& exec, const char* label) const {
     const index_t tiles_m = (rows_ + BM - 1) / BM;
-    Policy policy(exec, tiles_m * tiles_n_, TY, TX);
+    Policy policy(exec, tiles_m * tiles_n_ * split_.count, TY, TX);
     policy = policy.set_scratch_size(Tuning::scratch_level, Kokkos::PerTeam(scratch_bytes()));
     Kokkos::parallel_for(label, policy, *this);
+    if constexpr (Tuning::split_k) {
+      if (split_.count > 1) {
+        const index_t subtiles = tiles_m * tiles_n_ * (BM / SM) * (BN / SN);
+        Kokkos::parallel_for(std::string(label) + "_split_sum",
+                             Kokkos::RangePolicy<ExecSpace, SplitSum, Kokkos::IndexType<index_t>>(
+                                 exec, 0, subtiles),
+                             *this);
+      }
+    }
   }
 
   size_t scratch_bytes() const { return Scratch::shmem_size(scratch_floats()); }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
-    const index_t m0 = team.league_rank() / tiles_n_ * BM;
-    const index_t n0 = team.league_rank() % tiles_n_ * BN;
-    const bool bias_team = FuseBias && n0 == 0;  // sees every op(A) element of its rows once
-    const int level = Tuning::scratch_level;  // (a copy: team_scratch takes a reference)
-    const Scratch scratch(team.team_scratch(level), scratch_floats());
-    float* const buf = aligned(scratch.data());
+    if constexpr (Tuning::exact_k || Tuning::split_k) {
+      host_team(team);
+    } else {
+      const index_t m0 = team.league_rank() / tiles_n_ * BM;
+      const index_t n0 = team.league_rank() % tiles_n_ * BN;
+      const bool bias_team = FuseBias && n0 == 0;  // sees every op(A) element of its rows once
+      const int level = Tuning::scratch_level;  // (a copy: team_scratch takes a reference)
+      const Scratch scratch(team.team_scratch(level), scratch_floats());
+      float* const buf = aligned(scratch.data());
 
-    float acc[TM][TN] = {};  // one_subtile: the thread's sums over all of K
-    double bsum[FuseBias ? BM / SM : 1][bias_rows] = {};  // FuseBias: the thread's bias rows
-    for (index_t k0 = 0; k0 < depth_; k0 += BK) {
-      stage(team, buf, k0, m0, n0);
-      team.team_barrier();
-      compute(team, buf, m0, n0, Chunk{k0 == 0, k0 + BK >= depth_}, acc, bias_team, bsum);
-      team.team_barrier();  // buf is restaged next
+      float acc[TM][TN] = {};  // one_subtile: the thread's sums over all of K
+      double bsum[FuseBias ? BM / SM : 1][bias_rows] = {};  // FuseBias: the thread's bias rows
+      for (index_t k0 = 0; k0 < depth_; k0 += BK) {
+        stage(team, buf, k0, m0, n0);
+        team.team_barrier();
+        compute(team, buf, m0, n0, Chunk{k0 == 0, k0 + BK >= depth_}, acc, bias_team, bsum);
+        team.team_barrier();  // buf is restaged next
+      }
+      if constexpr (one_subtile) {
+        for_each_thread(team, [&](int ty, int tx) {
+          float tile[TM][TN];
+          to_tile(acc, tile);
+          write_d(tile, m0 + ty, n0 + tx);
+        });
+      }
+      if (bias_team) write_bias(team, m0, bsum);
     }
-    if constexpr (one_subtile) {
-      for_each_thread(team, [&](int ty, int tx) {
-        float tile[TM][TN];
-        to_tile(acc, tile);
-        write_d(tile, m0 + ty, n0 + tx);
-      });
+  }
+
+  // Host (split_k): the second pass, one micro-tile of D per index: adds the
+  // ranges' partial sums in range order, then the epilogue (write_d: GELU's
+  // factor on the whole sum, one rounding); dbias likewise from its doubles.
+  struct SplitSum {};
+  KOKKOS_INLINE_FUNCTION void operator()(SplitSum, const index_t i) const {
+    static_assert(NT == 1, "split-K is for hosts: one thread per team");
+    constexpr int per_tile = BM / SM * (BN / SN);
+    const index_t tile = i / per_tile, si = i % per_tile / (BN / SN), sj = i % (BN / SN);
+    const index_t r0 = tile / tiles_n_ * BM + si * SM, c0 = tile % tiles_n_ * BN + sj * SN;
+    if (r0 >= rows_ || c0 >= cols_) return;
+    const index_t tiles = tiles_m_ * tiles_n_;
+    const float* sums = partial_ + tile * (BM * BN) + (si * (BN / SN) + sj) * (TM * TN);
+    float tile_sums[TM][TN];
+    LLMK_UNROLL for (int a = 0; a < TM; ++a)
+      for (int b = 0; b < TN; ++b) tile_sums[a][b] = sums[a * TN + b];
+    for (index_t s = 1; s < split_.count; ++s) {
+      sums += tiles * (BM * BN);
+      LLMK_UNROLL for (int a = 0; a < TM; ++a)
+        for (int b = 0; b < TN; ++b) tile_sums[a][b] += sums[a * TN + b];
     }
-    if (bias_team) write_bias(team, m0, bsum);
+    write_d(tile_sums, r0, c0);
+    if constexpr (FuseBias) {
+      if (bias_ == nullptr || c0 != 0) return;
+      for (int a = 0; a < TM && r0 + a < rows_; ++a) {
+        double sum = 0;
+        for (index_t s = 0; s < split_.count; ++s) sum += bias_partial_[s * tiles_m_ * BM + r0 + a];
+        update(bias_[r0 + a], float(sum), overwrite_bias_);
+      }
+    }
   }
 
  private:
@@ -168,13 +266,26 @@ class TiledGemm {
   TBias* bias_ = nullptr;     // with_bias
   index_t ldd_, lda_, ldb_, ldp_ = 0;
   index_t rows_, cols_, depth_;  // R, N, K
-  index_t tiles_n_;
+  index_t tiles_m_, tiles_n_;
+  // Host (split_k): K in `count` ranges of `span` (whole chunks) and where
+  // their partial sums go: per (range, tile) a BM × BN float tile laid out
+  // as the scratch sums, and per (range, row) a double bias sum.
+  struct Split {
+    index_t count, span;
+  } split_;
+  float* partial_ = nullptr;
+  double* bias_partial_ = nullptr;
   bool overwrite_, overwrite_bias_ = false;
 
   // Where a K chunk is: the first writes the host's running sums, the last
   // finishes them.
+  // Host (exact_k) also: its depth (fewer than BK at K's end), how many A
+  // panels cover op(A)'s rows, and the team's partial tile when K is split.
   struct Chunk {
     bool first, last;
+    int depth = BK;
+    int a_panels = BM / SM;
+    float* partial = nullptr;
   };
 
   // Host: whether the running sums over K chunks live in D itself (float, no
@@ -182,9 +293,61 @@ class TiledGemm {
   KOKKOS_INLINE_FUNCTION bool sums_in_d() const {
     return std::is_same_v<TD, float> && pre_ == nullptr;
   }
-  KOKKOS_INLINE_FUNCTION bool sums_in_scratch() const { return !one_subtile && !sums_in_d(); }
+  KOKKOS_INLINE_FUNCTION bool sums_in_scratch() const {
+    return !one_subtile && !sums_in_d() && split_.count == 1;
+  }
   KOKKOS_INLINE_FUNCTION int scratch_floats() const {
     return a_floats + b_floats + (sums_in_scratch() ? sum_floats : 0) + align;  // + room to align
+  }
+
+  // Host threads: as many split-K ranges as make a team for each. (Kokkos 3
+  // and 4 both answer through an instance; Serial: 1, never split.)
+  static index_t host_threads() { return ExecSpace().concurrency(); }
+
+  // Host (split_k): when the tiles are fewer than the threads, K in
+  // ceil(threads / tiles) ranges of whole chunks (fewer if K has fewer
+  // chunks), so that every thread has a team; else one range, all of K.
+  static Split split_plan(const index_t R, const index_t N, const index_t K) {
+    const index_t tiles = (R + BM - 1) / BM * ((N + BN - 1) / BN), chunks = (K + BK - 1) / BK;
+    const index_t threads = host_threads();
+    if (tiles >= threads || chunks < 2) return {1, K};
+    const index_t wanted = (threads + tiles - 1) / tiles;
+    const index_t per_range = (chunks + wanted - 1) / wanted;  // chunks
+    return {(chunks + per_range - 1) / per_range, per_range * BK};
+  }
+
+  // Host (exact_k, split_k): a team's work, the GPU's (operator()) with its
+  // K range (all of K, or one of split_.count) and exact chunks: only the k
+  // within K and the sub-tiles that cover D are staged and multiplied.
+  KOKKOS_INLINE_FUNCTION void host_team(const Member& team) const {
+    static_assert(NT == 1, "the host's team paths are for one thread per team");
+    const index_t tiles = tiles_m_ * tiles_n_;
+    const index_t tile = team.league_rank() % tiles, range = team.league_rank() / tiles;
+    const index_t m0 = tile / tiles_n_ * BM, n0 = tile % tiles_n_ * BN;
+    const index_t k_begin = range * split_.span;
+    const index_t k_end = depth_ - k_begin < split_.span ? depth_ : k_begin + split_.span;
+    const bool bias_team = FuseBias && n0 == 0;
+    const int level = Tuning::scratch_level;
+    const Scratch scratch(team.team_scratch(level), scratch_floats());
+    float* const buf = aligned(scratch.data());
+    float* const partial = partial_ ? partial_ + (range * tiles + tile) * (BM * BN) : nullptr;
+    const int a_panels = sub_tiles(rows_ - m0, SM, BM), b_panels = sub_tiles(cols_ - n0, SN, BN);
+
+    float acc[TM][TN] = {};  // (unused: a host thread's sums outlive a sub-tile elsewhere)
+    double bsum[FuseBias ? BM / SM : 1][bias_rows] = {};
+    for (index_t k0 = k_begin; k0 < k_end; k0 += BK) {
+      const int depth = Tuning::exact_k && k_end - k0 < BK ? int(k_end - k0) : BK;
+      if (Tuning::exact_k && !(depth == BK && a_panels == BM / SM && b_panels == BN / SN)) {
+        stage_exact(buf, k0, depth, m0, n0, a_panels, b_panels);
+      } else {  // (nothing to leave out: the compile-time loops are faster)
+        stage(team, buf, k0, m0, n0);
+      }
+      team.team_barrier();
+      compute(team, buf, m0, n0, Chunk{k0 == k_begin, k0 + BK >= k_end, depth, a_panels, partial},
+              acc, bias_team, bsum);
+      team.team_barrier();
+    }
+    if (bias_team) write_bias(team, m0, bsum, range);
   }
 
   KOKKOS_INLINE_FUNCTION static float* aligned(float* p) {
@@ -279,6 +442,46 @@ class TiledGemm {
     });
   }
 
+  // Host (exact_k): stages what the tile's sub-tiles read and no more: the
+  // chunk's `depth` k within K, the a_panels × SM rows of op(A) and b_panels
+  // × SN columns of B that cover the matrices (zeros past their edges). Runs
+  // along contiguous memory, which GCC vectorizes (bf16 widening included).
+  KOKKOS_INLINE_FUNCTION void stage_exact(float* buf, const index_t k0, const int depth,
+                                          const index_t m0, const index_t n0, const int a_panels,
+                                          const int b_panels) const {
+    float* const as = buf;
+    float* const bs = buf + a_floats;
+    if constexpr (TransA) {
+      for (int k = 0; k < depth; ++k)
+        stage_row(as + k * a_ld, a_ + (k0 + k) * lda_ + m0, a_panels, SM, a_panel, rows_ - m0);
+    } else {  // transposed into scratch
+      for (int r = 0; r < a_panels * SM; ++r) {
+        float* const dst = as + r / SM * a_panel + r % SM;
+        if (r < rows_ - m0) {
+          const TIn* const src = a_ + (m0 + r) * lda_ + k0;
+          for (int k = 0; k < depth; ++k) dst[k * a_ld] = to_float(src[k]);
+        } else {
+          for (int k = 0; k < depth; ++k) dst[k * a_ld] = 0.0f;
+        }
+      }
+    }
+    for (int k = 0; k < depth; ++k)
+      stage_row(bs + k * SN, b_ + (k0 + k) * ldb_ + n0, b_panels, SN, b_panel, cols_ - n0);
+  }
+
+  // dst[p·stride + c] = src[p·width + c] for the `panels` panels of `width`,
+  // 0 from element `valid` of src on.
+  KOKKOS_INLINE_FUNCTION static void stage_row(float* dst, const TIn* src, const int panels,
+                                               const int width, const int stride,
+                                               const index_t valid) {
+    for (int p = 0; p < panels; ++p, dst += stride, src += width) {
+      const index_t left = valid - index_t(p) * width;
+      const int n = left >= width ? width : left > 0 ? int(left) : 0;
+      for (int c = 0; c < n; ++c) dst[c] = to_float(src[c]);
+      for (int c = n; c < width; ++c) dst[c] = 0.0f;
+    }
+  }
+
   // ---- compute ---------------------------------------------------------------
   // The micro-kernel keeps column j of its micro-tile in acc[i][slot(j)], in
   // reverse order, and its result goes through to_tile() (a plain copy into
@@ -289,10 +492,11 @@ class TiledGemm {
   // (measured 40% slower). For nvcc all of this is register renaming.
   KOKKOS_INLINE_FUNCTION static constexpr int slot(const int j) { return TN - 1 - j; }
 
-  // acc[i][slot(j)] += Σ_k a[k·a_ld + i·TY] · b[k·SN + j·TX]
+  // acc[i][slot(j)] += Σ_{k < depth} a[k·a_ld + i·TY] · b[k·SN + j·TX]; depth
+  // is BK but in a host's (exact_k) last chunk.
   KOKKOS_INLINE_FUNCTION static void micro_kernel(float (&acc)[TM][TN], const float* a,
-                                                  const float* b) {
-    for (int k = 0; k < BK; ++k) {
+                                                  const float* b, const int depth = BK) {
+    for (int k = 0; k < depth; ++k) {
       float av[TM], bv[TN];
       LLMK_UNROLL for (int i = 0; i < TM; ++i) av[i] = a[k * a_ld + i * TY];
       LLMK_UNROLL for (int j = 0; j < TN; ++j) bv[j] = b[k * SN + j * TX];
@@ -363,20 +567,29 @@ class TiledGemm {
     }
   }
 
+  // Host: sums ⟵ tile (= when store, += otherwise), a micro-tile's running sums.
+  KOKKOS_INLINE_FUNCTION static void accumulate(float* const sums, const float (&tile)[TM][TN],
+                                                const bool store) {
+    if (store) {
+      LLMK_UNROLL for (int i = 0; i < TM; ++i)
+        for (int j = 0; j < TN; ++j) sums[i * TN + j] = tile[i][j];
+    } else {
+      LLMK_UNROLL for (int i = 0; i < TM; ++i)
+        for (int j = 0; j < TN; ++j) sums[i * TN + j] += tile[i][j];
+    }
+  }
+
   // Host: a chunk's products of one micro-tile, `sums` its running sums in
-  // scratch (sums_in_scratch()).
+  // scratch (sums_in_scratch()) or, when K is split, in the team's partial
+  // tile (the epilogue is then SplitSum's).
   KOKKOS_INLINE_FUNCTION void add_chunk(float (&tile)[TM][TN], const index_t r0, const index_t c0,
                                         float* const sums, const Chunk chunk) const {
-    if (sums_in_d()) {
+    if (chunk.partial) {
+      accumulate(sums, tile, chunk.first);
+    } else if (sums_in_d()) {
       add_to_d(tile, r0, c0, chunk.first && overwrite_);
     } else if (!chunk.last) {
-      if (chunk.first) {
-        LLMK_UNROLL for (int i = 0; i < TM; ++i)
-          for (int j = 0; j < TN; ++j) sums[i * TN + j] = tile[i][j];
-      } else {
-        LLMK_UNROLL for (int i = 0; i < TM; ++i)
-          for (int j = 0; j < TN; ++j) sums[i * TN + j] += tile[i][j];
-      }
+      accumulate(sums, tile, chunk.first);
     } else {
       if (!chunk.first) {
         LLMK_UNROLL for (int i = 0; i < TM; ++i)
@@ -405,14 +618,16 @@ class TiledGemm {
         // and D (or the sums) is updated along its rows (sequential,
         // prefetcher-friendly). Sub-tiles wholly outside D are skipped
         // (their scratch is zeros).
-        float* const sums = buf + a_floats + b_floats + (ty * TX + tx) * TM * TN;
+        float* const sums = (chunk.partial ? chunk.partial : buf + a_floats + b_floats) +
+                            (ty * TX + tx) * TM * TN;
         const int si_end = sub_tiles(rows_ - m0, SM, BM), sj_end = sub_tiles(cols_ - n0, SN, BN);
         for (int si = 0; si < si_end; ++si) {
           for (int sj = 0; sj < sj_end; ++sj) {
             float tile[TM][TN];
             {
               float acc_chunk[TM][TN] = {};
-              micro_kernel(acc_chunk, as + si * a_panel + ty, bs + sj * b_panel + tx);
+              micro_kernel(acc_chunk, as + si * a_panel + ty, bs + sj * b_panel + tx,
+                           chunk.depth);
               to_tile(acc_chunk, tile);
             }
             add_chunk(tile, m0 + si * SM + ty, n0 + sj * SN + tx,
@@ -421,28 +636,45 @@ class TiledGemm {
         }
       }
       if constexpr (FuseBias) {
-        if (bias_team) sum_bias_rows(as, ty * TX + tx, bsum);
+        if constexpr (one_subtile) {
+          if (bias_team) sum_bias_rows(as, ty * TX + tx, bsum);
+        } else {  // (exact_k: only the staged part of the chunk)
+          if (bias_team) sum_bias_rows(as, ty * TX + tx, bsum, chunk.depth, chunk.a_panels);
+        }
       }
     });
   }
 
   // FuseBias: bsum[p][u] += Σ_k As(k, row p·SM + tid + u·NT) for this chunk,
-  // a float sum over the chunk added to a double per row.
+  // a float sum over the chunk added to a double per row; `depth` k of the
+  // first `panels` panels (all of them but on a host, exact_k).
   template <class BiasSums>
   KOKKOS_INLINE_FUNCTION static void sum_bias_rows(const float* as, const int tid,
-                                                   BiasSums& bsum) {
-    for (int p = 0; p < BM / SM; ++p) {
+                                                   BiasSums& bsum, const int depth = BK,
+                                                   const int panels = BM / SM) {
+    for (int p = 0; p < panels; ++p) {
       float s[bias_rows] = {};
-      for (int k = 0; k < BK; ++k)
+      for (int k = 0; k < depth; ++k)
         for (int u = 0; u < bias_rows; ++u)
           if (tid + u * NT < SM) s[u] += as[p * a_panel + k * a_ld + tid + u * NT];
       for (int u = 0; u < bias_rows; ++u) bsum[p][u] += s[u];
     }
   }
 
+  // dbias ⟵ the bias rows' sums; with K split (split_k), the range's
+  // partial sums, which SplitSum adds.
   template <class BiasSums>
   KOKKOS_INLINE_FUNCTION void write_bias(const Member& team, const index_t m0,
-                                         const BiasSums& bsum) const {
+                                         const BiasSums& bsum, const index_t range = 0) const {
+    if constexpr (Tuning::split_k) {
+      if (bias_partial_) {
+        double* const partial = bias_partial_ + range * tiles_m_ * BM;
+        for (int p = 0; p < BM / SM; ++p)
+          for (int u = 0; u < SM; ++u)
+            if (m0 + p * SM + u < rows_) partial[m0 + p * SM + u] = bsum[p][u];
+        return;
+      }
+    }
     for_each_thread(team, [&](int ty, int tx) {
       const int tid = ty * TX + tx;
       for (int p = 0; p < BM / SM; ++p)

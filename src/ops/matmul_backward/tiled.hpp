@@ -20,10 +20,22 @@ struct Tiled : ImplDefaults {
   static constexpr bool supports = true;
   static constexpr bool fused_gelu = true;
 
+  // The GEMMs of a precision; FuseBias: dbias summed by the dweight kernel.
+  template <class ExecSpace, class P>
+  using DinpGemm = kernels::TiledGemm<false, false, ExecSpace, typename P::in, typename P::dinp>;
+  template <class ExecSpace, class P, bool FuseBias>
+  using DweightGemm = kernels::TiledGemm<true, FuseBias, ExecSpace, typename P::in,
+                                         typename P::dweight, typename P::dbias>;
+
+  // Split-K's partial sums (hosts, where a product has fewer tiles than
+  // threads), then column_sums' if the bias is not fused.
   template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
-    if (s.bias && !kernels::TiledTuning<ExecSpace>::fuse_bias)
-      add_bias_pass_workspace<ExecSpace>(size, BiasPass::ColumnSums, s.M, s.OC);
+    const bool fuse = kernels::TiledTuning<ExecSpace>::fuse_bias;
+    size.add<float>(DinpGemm<ExecSpace, P>::split_k_workspace(s.M, s.C, s.OC, false));
+    size.add<float>(
+        DweightGemm<ExecSpace, P, true>::split_k_workspace(s.OC, s.C, s.M, s.bias && fuse));
+    if (s.bias && !fuse) add_bias_pass_workspace<ExecSpace>(size, BiasPass::ColumnSums, s.M, s.OC);
   }
 
   template <class ExecSpace, class P>
@@ -35,23 +47,32 @@ struct Tiled : ImplDefaults {
   // the two against each other).
   template <class ExecSpace, class P>
   static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p, const bool fuse_bias) {
-    using In = typename P::in;
-    using DWeight = typename P::dweight;
-    kernels::TiledGemm<false, false, ExecSpace, In, typename P::dinp>(p.dinp, p.dout, p.weight,
-                                                                      p.overwrite_dinp)
+    using Dinp = DinpGemm<ExecSpace, P>;
+    Dinp(p.dinp, p.dout, p.weight, p.overwrite_dinp)
         .with_gelu(p.pre_gelu)
+        .with_split_k(split_k_workspace<Dinp>(call, p.M, p.C, p.OC, false))
         .run(call.exec, "llmk::dinp_tiled");
     if (p.has_bias() && fuse_bias) {
-      kernels::TiledGemm<true, true, ExecSpace, In, DWeight, typename P::dbias>(
-          p.dweight, p.dout, p.inp, p.overwrite_dweight)
+      using Dweight = DweightGemm<ExecSpace, P, true>;
+      Dweight(p.dweight, p.dout, p.inp, p.overwrite_dweight)
           .with_bias(p.dbias, p.overwrite_dbias)
+          .with_split_k(split_k_workspace<Dweight>(call, p.OC, p.C, p.M, true))
           .run(call.exec, "llmk::dweight_dbias_tiled");
     } else {
-      kernels::TiledGemm<true, false, ExecSpace, In, DWeight>(p.dweight, p.dout, p.inp,
-                                                              p.overwrite_dweight)
+      using Dweight = DweightGemm<ExecSpace, P, false>;
+      Dweight(p.dweight, p.dout, p.inp, p.overwrite_dweight)
+          .with_split_k(split_k_workspace<Dweight>(call, p.OC, p.C, p.M, false))
           .run(call.exec, "llmk::dweight_tiled");
       if (p.has_bias()) run_bias_pass(BiasPass::ColumnSums, call, p);
     }
+  }
+
+ private:
+  // The split-K workspace of one product (as declared by workspace()).
+  template <class Gemm, class ExecSpace>
+  static float* split_k_workspace(Call<ExecSpace>& call, index_t R, index_t N, index_t K,
+                                  bool bias) {
+    return call.workspace.template take<float>(Gemm::split_k_workspace(R, N, K, bias));
   }
 };
 
