@@ -24,8 +24,9 @@ struct Tiled : ImplDefaults {
   template <class ExecSpace, class P>
   using DinpGemm = kernels::TiledGemm<false, false, ExecSpace, typename P::in, typename P::dinp>;
   template <class ExecSpace, class P, bool FuseBias>
-  using DweightGemm = kernels::TiledGemm<true, FuseBias, ExecSpace, typename P::in,
-                                         typename P::dweight, typename P::dbias>;
+  using DweightGemm =
+      kernels::TiledGemm<true, FuseBias, ExecSpace, typename P::in, typename P::dweight,
+                         std::conditional_t<FuseBias, typename P::dbias, float>>;  // (unused: float)
 
   // Split-K's partial sums (hosts, where a product has fewer tiles than
   // threads), then column_sums' if the bias is not fused.
