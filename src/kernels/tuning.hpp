@@ -84,7 +84,11 @@ struct TiledTuning {
   // At M = 64, C = 768 dinp is one 128 × 768 tile over K = 50304: one of the
   // two threads worked.
   // Measured at B=1 T=64 C=768 OC=50304, 2 threads, Zen 3, each GEMM alone
-  // (quiet machine, best of 5): dinp 108 -> 41 ms, dweight + dbias 83 -> 40 ms.
+  // (quiet machine, best of 5): dinp 107 -> 41 ms, dweight + dbias 81 -> 40 ms;
+  // the call (llmk-perf, medians of 4 runs, load ~2 from other jobs) 193-250
+  // -> 83-104 ms against OpenBLAS's 68-80 (0.29-0.38 -> 0.72-0.87), bf16
+  // 199-230 -> 84-88 ms. The seed shape is unchanged (GEMMs alone 284-287 vs
+  // 280-290 ms dinp, 294-296 vs 291-295 ms dweight; the call ~0.66x OpenBLAS).
   static constexpr bool exact_k = true;
   static constexpr bool split_k = true;
   using launch_bounds = Kokkos::LaunchBounds<>;
