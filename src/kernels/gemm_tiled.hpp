@@ -14,58 +14,66 @@
 // stages the chunk of op(A) (bm × bk) and of B (bk × bn) in team scratch as
 // float (bf16 is widened there), zero-filled outside the matrices, then each
 // thread multiplies them into a register micro-tile with constant-trip loops
-// the compilers unroll (FMAs on registers). Tile sizes, thread grid and
-// scratch layout come from TiledTuning<ExecSpace> (tuning.hpp); this file has
-// no backend #ifdefs.
+// (FMAs on registers). Tile sizes, thread grid, scratch layout and staging
+// come from TiledTuning<ExecSpace> (tuning.hpp); this file has no backend
+// #ifdefs (kernels/async_copy.hpp holds the one asynchronous-copy primitive).
 //
 // Thread (ty, tx) of the team_size × vector_length grid owns, within a
 // sub-tile of sm = tm·team_size rows × sn = tn·vector_length columns, the rows
-// ty + i·team_size and the columns tx + j·vector_length. On a GPU the sub-tile
-// is the whole tile: a warp's scratch reads are broadcasts (same row) or
-// consecutive words (distinct banks), its global writes are coalesced, and the
-// micro-tile stays in registers over all of K: the epilogue runs once, at the
-// end. On a host (1 × 1 grid) the micro-tile is contiguous (4 × 24 floats: 12
-// AVX2 registers) and the thread sweeps the tile's many sub-tiles per chunk,
-// so each chunk's products must be added somewhere that outlives the chunk:
-//  - into D itself when D is float and there is no GELU (= at the first chunk
-//    when overwriting, += after): no extra memory, as fast as before;
-//  - otherwise into a float tile of sums in team scratch (bm × bn, after the
-//    staged chunks; host scratch is ordinary memory, in cache as D's tile was),
-//    and the last chunk's products go, with those sums, through the epilogue
-//    into D: a bf16 D is rounded once, not once per chunk, and GELU's factor
-//    multiplies the whole sum. No extra pass over D.
-//
-// Two more host paths (TiledTuning's exact_k and split_k; the Cuda
-// specialization takes neither):
-//  - exact_k: a team stages and multiplies only the k of a chunk within K and
-//    the sub-tiles that cover D (run-time bounds): at M = 64 dweight's K = 64
-//    filled half of a 128-deep chunk with zeros that were multiplied too.
-//  - split_k: a product with fewer tiles than threads (dinp at M = 64 and
-//    C = 768 is one tile) splits K into ranges of whole chunks; the team of
-//    (range, tile) sums into a float partial tile in the call's workspace
-//    (no epilogue), then a second pass (SplitSum) adds the ranges' partials
-//    in range order and applies the epilogue once (GELU's factor, = or +=,
-//    one rounding); a fused dbias goes through double partials likewise.
+// ty·tm + i (contiguous) and the columns tx·vec + col(j): groups of vec
+// consecutive columns, vec·vector_length apart. Two structures:
+//  - Register tiles (one_subtile: the GPU's). The sub-tile is the whole tile
+//    and the micro-tile stays in registers over the team's K range; the
+//    epilogue runs once. With vec = 4 a thread reads its A values and B
+//    values from scratch in 16-byte packs (A's as broadcasts within a warp).
+//    Chunks cycle through `stages` scratch buffers: with two, a thread's share
+//    of chunk c + 1 is loaded into registers before the FMAs of chunk c and
+//    stored after them, or copied by AsyncCopy (async_a, async_b), so one
+//    barrier per chunk and the loads' latency behind the FMAs. K may be split
+//    (split_k) into ranges by a wave model (wave_split_plan); the ranges'
+//    float partials go to the workspace and a second pass (SplitReduce) adds
+//    them in range order and applies the epilogue.
+//  - Sub-tiles (the host's: a 1 × 1 grid). The micro-tile (4 × 24 floats: 12
+//    AVX2 registers) sweeps the tile's many sub-tiles per chunk, so each
+//    chunk's products must be added somewhere that outlives the chunk:
+//     - into D itself when D is float and there is no GELU (= at the first
+//       chunk when overwriting, += after): no extra memory;
+//     - otherwise into a float tile of sums in team scratch (bm × bn, after the
+//       staged chunk; host scratch is ordinary memory, in cache as D's tile
+//       was), and the last chunk's products go, with those sums, through the
+//       epilogue into D: a bf16 D is rounded once, not once per chunk, and
+//       GELU's factor multiplies the whole sum. No extra pass over D.
+//    Two more host paths (TiledTuning's exact_k and split_k):
+//     - exact_k: a team stages and multiplies only the k of a chunk within K
+//       and the sub-tiles that cover D (run-time bounds): at M = 64 dweight's
+//       K = 64 filled half of a 128-deep chunk with zeros multiplied too.
+//     - split_k: a product with fewer tiles than threads (dinp at M = 64 and
+//       C = 768 is one tile) splits K into ranges of whole chunks; the team of
+//       (range, tile) sums into a float partial tile in the call's workspace
+//       (no epilogue), then a second pass (SplitSum) adds the ranges'
+//       partials in range order and applies the epilogue once (GELU's factor,
+//       = or +=, one rounding); a fused dbias goes through double partials
+//       likewise.
 //
 // Scratch layout: op(A) as [bm/sm panels][bk][sm + a_pad] (transposed, so a
 // thread's micro-kernel reads its rows at one k from one scratch row), B as
-// [bn/sn panels][bk][sn], then (host, when needed) the sums as
+// [bn/sn panels][bk][sn], times `stages`, then (host, when needed) the sums as
 // [bm/sm][bn/sn][thread][tm][tn] (a sub-tile's sums contiguous: the sweep
 // reads them in order). On a host a panel is exactly what one micro-kernel
-// reads, a contiguous block that stays in L1. On a GPU there is one panel, and
-// a_pad keeps the transposing stores of the non-transposed A free of bank
-// conflicts.
+// reads, a contiguous block that stays in L1. On a GPU there is one panel.
 //
 // Deterministic: every output element is computed by one thread, in a fixed
-// order; no atomics. (Split-K's ranges depend on the thread count: runs with
-// the same number of threads are bitwise identical.)
+// order; no atomics. Split-K's ranges follow the plan: on a host the thread
+// count, on a GPU its SM count; runs with the same plan are bitwise identical.
 #pragma once
 
+#include <kernels/async_copy.hpp>
 #include <kernels/gelu.hpp>
 #include <kernels/tuning.hpp>
 #include <kernels/update.hpp>
 #include <llmk/types.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -86,9 +94,11 @@ class TiledGemm {
   static constexpr int TM = Tuning::tm, TN = Tuning::tn;
   static constexpr int BM = Tuning::bm, BN = Tuning::bn, BK = Tuning::bk;
   static constexpr int SM = TM * TY, SN = TN * TX;  // a sub-tile: one micro-tile per thread
+  static constexpr int V = Tuning::vec;  // a thread's columns come in groups of V
   static constexpr int a_ld = SM + Tuning::a_pad;   // floats from k to k + 1 in an A panel
   static constexpr int a_panel = BK * a_ld, b_panel = BK * SN;
   static constexpr int a_floats = BM / SM * a_panel, b_floats = BN / SN * b_panel;
+  static constexpr int stage_floats = a_floats + b_floats;  // one chunk's scratch buffer
   static constexpr int sum_floats = BM * BN;  // the host's tile of sums, when D cannot hold them
   static constexpr int align = 16;            // floats: 64 bytes, a cache line
   // One sub-tile per thread (GPU): acc lives in registers across all K chunks.
@@ -98,10 +108,20 @@ class TiledGemm {
   // with it the fused-bias kernel spilled 28 bytes; without it no kernel
   // spills, all precisions. Before this epilogue: 8 bytes, fused-bias kernel.)
   static constexpr bool has_gelu = !TransA;
+  // Register tiles with float inputs may stage an operand through AsyncCopy
+  // (two buffers); bf16 is widened on the way, through registers.
+  static constexpr bool async_a =
+      Tuning::template async_a<TransA> && std::is_same_v<TIn, float>;
+  static constexpr bool async_b =
+      Tuning::template async_b<TransA> && std::is_same_v<TIn, float>;
   // Rows of a bias panel each thread sums (FuseBias).
   static constexpr int bias_rows = (SM + NT - 1) / NT;
 
   static_assert(BM % SM == 0 && BN % SN == 0, "a tile must be whole sub-tiles");
+  static_assert(TN % V == 0 && (V == 1 || (TM % V == 0 && a_ld % V == 0 && one_subtile)),
+                "pack loads (vec > 1) are for register tiles of whole packs");
+  static_assert(one_subtile || (NT == 1 && Tuning::stages == 1),
+                "several sub-tiles per thread are for hosts: one thread per team, one buffer");
   static_assert(std::is_same_v<TIn, float> || std::is_same_v<TIn, bf16>, "inputs: float or bf16");
   static_assert(std::is_same_v<TD, float> || std::is_same_v<TD, bf16>, "D: float or bf16");
 
@@ -119,8 +139,11 @@ class TiledGemm {
         depth_(B.extent(0)),
         tiles_m_((rows_ + BM - 1) / BM),
         tiles_n_((cols_ + BN - 1) / BN),
+        ldw_((cols_ + V - 1) / V * V),
         split_{1, depth_},
-        overwrite_(overwrite) {}
+        overwrite_(overwrite),
+        packed_a_(whole_packs(A.data(), lda_)),
+        packed_b_(whole_packs(B.data(), ldb_)) {}
 
   // GELU's backward: D ⟵ (op(A)·B) ⊙ gelu'(pre_gelu), pre_gelu of D's
   // extents (empty: none).
@@ -143,10 +166,16 @@ class TiledGemm {
   // Host (split_k): the floats of workspace with_split_k takes, at most, for
   // any R' ≤ R rows and K' ≤ K (a call's row chunks share one workspace,
   // sized for the largest; the split count is not monotonic in either).
+  // Register tiles: exactly what the plan for these sizes takes.
   static std::size_t split_k_workspace(const index_t R, const index_t N, const index_t K,
                                        const bool bias) {
     if constexpr (!Tuning::split_k) {
       return 0;
+    } else if constexpr (one_subtile) {
+      const Split plan = wave_split_plan(R, N, K);
+      if (plan.count == 1) return 0;
+      const std::size_t ldw = (N + V - 1) / V * V, tiles_m = (R + BM - 1) / BM;
+      return std::size_t(plan.count) * (R * ldw + (bias ? tiles_m * BM * 2 : 0));
     } else {
       const index_t tiles_n = (N + BN - 1) / BN, chunks = (K + BK - 1) / BK;
       const index_t threads = host_threads();
@@ -168,7 +197,11 @@ class TiledGemm {
   // 8-byte aligned); otherwise nothing changes.
   TiledGemm& with_split_k(float* workspace) {
     if constexpr (Tuning::split_k) {
-      split_ = split_plan(rows_, cols_, depth_);
+      if constexpr (one_subtile) {
+        split_ = wave_split_plan(rows_, cols_, depth_);
+      } else {
+        split_ = split_plan(rows_, cols_, depth_);
+      }
       if (split_.count > 1 && FuseBias) {
         bias_partial_ = reinterpret_cast<double*>(workspace);  // first: 8-byte aligned
         partial_ = workspace + split_.count * tiles_m_ * BM * 2;
@@ -184,7 +217,14 @@ class TiledGemm {
     Policy policy(exec, tiles_m * tiles_n_ * split_.count, TY, TX);
     policy = policy.set_scratch_size(Tuning::scratch_level, Kokkos::PerTeam(scratch_bytes()));
     Kokkos::parallel_for(label, policy, *this);
-    if constexpr (Tuning::split_k) {
+    if constexpr (Tuning::split_k && one_subtile) {
+      if (split_.count > 1) {
+        Kokkos::parallel_for(std::string(label) + "_split_reduce",
+                             Kokkos::RangePolicy<ExecSpace, SplitReduce, Kokkos::IndexType<index_t>>(
+                                 exec, 0, rows_ * (ldw_ / V)),
+                             *this);
+      }
+    } else if constexpr (Tuning::split_k) {
       if (split_.count > 1) {
         const index_t subtiles = tiles_m * tiles_n_ * (BM / SM) * (BN / SN);
         Kokkos::parallel_for(std::string(label) + "_split_sum",
@@ -198,32 +238,34 @@ class TiledGemm {
   size_t scratch_bytes() const { return Scratch::shmem_size(scratch_floats()); }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
-    if constexpr (Tuning::exact_k || Tuning::split_k) {
-      host_team(team);
+    if constexpr (one_subtile) {
+      register_team(team);
     } else {
-      const index_t m0 = team.league_rank() / tiles_n_ * BM;
-      const index_t n0 = team.league_rank() % tiles_n_ * BN;
-      const bool bias_team = FuseBias && n0 == 0;  // sees every op(A) element of its rows once
-      const int level = Tuning::scratch_level;  // (a copy: team_scratch takes a reference)
-      const Scratch scratch(team.team_scratch(level), scratch_floats());
-      float* const buf = aligned(scratch.data());
+      host_team(team);
+    }
+  }
 
-      float acc[TM][TN] = {};  // one_subtile: the thread's sums over all of K
-      double bsum[FuseBias ? BM / SM : 1][bias_rows] = {};  // FuseBias: the thread's bias rows
-      for (index_t k0 = 0; k0 < depth_; k0 += BK) {
-        stage(team, buf, k0, m0, n0);
-        team.team_barrier();
-        compute(team, buf, m0, n0, Chunk{k0 == 0, k0 + BK >= depth_}, acc, bias_team, bsum);
-        team.team_barrier();  // buf is restaged next
-      }
-      if constexpr (one_subtile) {
-        for_each_thread(team, [&](int ty, int tx) {
-          float tile[TM][TN];
-          to_tile(acc, tile);
-          write_d(tile, m0 + ty, n0 + tx);
-        });
-      }
-      if (bias_team) write_bias(team, m0, bsum);
+  // Register tiles (split_k): the second pass, V columns of a row of D per
+  // index: adds the ranges' partial sums in range order, then the epilogue
+  // (GELU's factor on the whole sum, = or +=, one rounding); dbias likewise
+  // from its double partials, by the index of the row's first columns.
+  struct SplitReduce {};
+  KOKKOS_INLINE_FUNCTION void operator()(SplitReduce, const index_t i) const {
+    const index_t r = i / (ldw_ / V), c = i % (ldw_ / V) * V;
+    const float* sums = partial_ + r * ldw_ + c;
+    float v[V];
+    load_floats(v, sums);
+    for (index_t s = 1; s < split_.count; ++s) {
+      float more[V];
+      load_floats(more, sums + s * rows_ * ldw_);
+      for (int u = 0; u < V; ++u) v[u] += more[u];
+    }
+    for (int u = 0; u < V && c + u < cols_; ++u) finish(d_[r * ldd_ + c + u], v[u], r, c + u);
+    if constexpr (FuseBias) {
+      if (bias_ == nullptr || c != 0) return;
+      double sum = 0;
+      for (index_t s = 0; s < split_.count; ++s) sum += bias_partial_[s * tiles_m_ * BM + r];
+      update(bias_[r], float(sum), overwrite_bias_);
     }
   }
 
@@ -267,15 +309,44 @@ class TiledGemm {
   index_t ldd_, lda_, ldb_, ldp_ = 0;
   index_t rows_, cols_, depth_;  // R, N, K
   index_t tiles_m_, tiles_n_;
+  index_t ldw_;  // register tiles' split-K: a partial sum's row stride (N rounded up to V)
   // Host (split_k): K in `count` ranges of `span` (whole chunks) and where
   // their partial sums go: per (range, tile) a BM × BN float tile laid out
   // as the scratch sums, and per (range, row) a double bias sum.
   struct Split {
     index_t count, span;
   } split_;
+  // Split-K's partial sums: on a host per (range, tile) a BM × BN float tile
+  // laid out as the scratch sums; with register tiles per range an R × ldw_
+  // row-major matrix. Both: per (range, row) a double bias sum.
   float* partial_ = nullptr;
   double* bias_partial_ = nullptr;
   bool overwrite_, overwrite_bias_ = false;
+  // Register tiles: whether A's and B's rows can be loaded in packs of V
+  // (aligned start, row length a multiple of V).
+  bool packed_a_, packed_b_;
+
+  // V elements of TIn loaded at once (8 or 16 bytes on a GPU), and V floats.
+  struct alignas(V * sizeof(TIn)) InPack {
+    TIn v[V];
+  };
+  struct alignas(V * sizeof(float)) FloatPack {
+    float v[V];
+  };
+
+  static bool whole_packs(const TIn* data, const index_t ld) {
+    return V > 1 && reinterpret_cast<std::uintptr_t>(data) % sizeof(InPack) == 0 && ld % V == 0;
+  }
+  // dst[u] = src[u], u < V, in one load where V > 1 (src aligned to V floats).
+  KOKKOS_INLINE_FUNCTION static void load_floats(float* dst, const float* src) {
+    const FloatPack p = *reinterpret_cast<const FloatPack*>(src);
+    for (int u = 0; u < V; ++u) dst[u] = p.v[u];
+  }
+  KOKKOS_INLINE_FUNCTION static void store_floats(float* dst, const float* src) {
+    FloatPack p;
+    for (int u = 0; u < V; ++u) p.v[u] = src[u];
+    *reinterpret_cast<FloatPack*>(dst) = p;
+  }
 
   // Where a K chunk is: the first writes the host's running sums, the last
   // finishes them.
@@ -297,7 +368,8 @@ class TiledGemm {
     return !one_subtile && !sums_in_d() && split_.count == 1;
   }
   KOKKOS_INLINE_FUNCTION int scratch_floats() const {
-    return a_floats + b_floats + (sums_in_scratch() ? sum_floats : 0) + align;  // + room to align
+    return Tuning::stages * stage_floats + (sums_in_scratch() ? sum_floats : 0) +
+           align;  // + room to align
   }
 
   // Host threads: as many split-K ranges as make a team for each. (Kokkos 3
@@ -316,8 +388,295 @@ class TiledGemm {
     return {(chunks + per_range - 1) / per_range, per_range * BK};
   }
 
-  // Host (exact_k, split_k): a team's work, the GPU's (operator()) with its
-  // K range (all of K, or one of split_.count) and exact chunks: only the k
+  // Register tiles (split_k): K in the ranges of whole chunks that finish
+  // soonest by a wave model. A processor runs resident_teams() teams at
+  // once, so a league of T teams takes ⌈T / slots⌉ waves, each as long as a
+  // team's chunks; split into s ranges a tile's teams are s times more and
+  // each 1/s as long, and the partial sums cost their writes and second pass
+  // ((2s + 1) R·N floats) at split_bytes_per_chunk a chunk's time. E.g. the
+  // seed shape's dweight (144 tiles, 512 chunks, 264 slots on an H200):
+  // unsplit 1 wave of 512 chunks; 11 ranges 6 waves of 47 chunks + ~20.
+  static Split wave_split_plan(const index_t R, const index_t N, const index_t K) {
+    const index_t tiles = (R + BM - 1) / BM * ((N + BN - 1) / BN), chunks = (K + BK - 1) / BK;
+    const index_t slots = std::max<index_t>(1, Tuning::resident_teams());
+    auto waves = [&](const index_t teams) { return double((teams + slots - 1) / slots); };
+    Split best{1, K};
+    double best_cost = waves(tiles) * double(chunks);
+    const index_t most = std::min<index_t>(Tuning::max_split, chunks);
+    for (index_t s = 2; s <= most && tiles * s <= INT32_MAX; ++s) {  // (Kokkos 3: an int league)
+      const index_t per_range = (chunks + s - 1) / s;
+      if ((chunks + per_range - 1) / per_range != s) continue;  // the same ranges as fewer
+      const double bytes = double(2 * s + 1) * double(R) * double(N) * sizeof(float);
+      const double cost =
+          waves(tiles * s) * double(per_range) + bytes / Tuning::split_bytes_per_chunk;
+      if (cost < best_cost) {
+        best = {s, per_range * BK};
+        best_cost = cost;
+      }
+    }
+    return best;
+  }
+
+  // Register tiles (GPU): the team's tile over its K range (all of K, or one
+  // of split_.count). Chunk c's scratch buffer is buf + (c % stages) ·
+  // stage_floats; with two, a thread loads its share of chunk c + 1 into
+  // registers before the FMAs of chunk c and stores it after them: one
+  // barrier per chunk, the loads' latency behind the FMAs.
+  KOKKOS_INLINE_FUNCTION void register_team(const Member& team) const {
+    constexpr int stages = Tuning::stages;
+    static_assert(stages == 1 || stages == 2, "one or two scratch buffers");
+    const index_t tiles = tiles_m_ * tiles_n_;
+    const index_t tile = team.league_rank() % tiles, range = team.league_rank() / tiles;
+    const index_t m0 = tile / tiles_n_ * BM, n0 = tile % tiles_n_ * BN;
+    const index_t k_begin = range * split_.span;
+    const index_t k_end = depth_ - k_begin < split_.span ? depth_ : k_begin + split_.span;
+    const bool bias_team = FuseBias && n0 == 0;  // sees every op(A) element of its rows once
+    const int level = Tuning::scratch_level;  // (a copy: team_scratch takes a reference)
+    const Scratch scratch(team.team_scratch(level), scratch_floats());
+    float* const buf = aligned(scratch.data());
+
+    float acc[TM][TN] = {};  // the thread's sums over its K range
+    double bsum[FuseBias ? BM / SM : 1][bias_rows] = {};  // FuseBias: the thread's bias rows
+    // Chunk c + 1 goes into the other buffer while chunk c is multiplied:
+    // through registers (A's share loaded before the first half of the k and
+    // stored after it, B's likewise around the second half) or, for the
+    // operands async_a / async_b name, copied by AsyncCopy; a thread waits
+    // for its own copies before the barrier that ends the chunk.
+    Fetched next;  // the thread's share of a chunk, in registers
+    for_each_thread(team, [&](int ty, int tx) {
+      const int tid = ty * TX + tx;
+      if constexpr (async_a) {
+        copy_a_async(tid, k_begin, m0, buf);
+      } else {
+        fetch_a(next, tid, k_begin, m0);
+        store_a(next, tid, buf);
+      }
+      if constexpr (async_b) {
+        copy_b_async(tid, k_begin, n0, buf);
+      } else {
+        fetch_b(next, tid, k_begin, n0);
+        store_b(next, tid, buf);
+      }
+    });
+    if constexpr (async_a || async_b) AsyncCopy::wait_all();
+    team.team_barrier();
+    index_t c = 0;
+    for (index_t k0 = k_begin; k0 < k_end; k0 += BK, ++c) {
+      const float* const cur = buf + (c % stages) * stage_floats;
+      float* const other = buf + ((c + 1) % stages) * stage_floats;
+      const bool more = k0 + BK < k_end;
+      for_each_thread(team, [&](int ty, int tx) {
+        const int tid = ty * TX + tx;
+        const float* const a = cur + ty * TM;
+        const float* const b = cur + a_floats + tx * V;
+        constexpr int half = BK / 2;
+        if (stages == 2 && more) {
+          if constexpr (async_a) {
+            copy_a_async(tid, k0 + BK, m0, other);
+          } else {
+            fetch_a(next, tid, k0 + BK, m0);
+          }
+          if constexpr (async_b) copy_b_async(tid, k0 + BK, n0, other);
+        }
+        micro_kernel(acc, a, b, half);
+        if (stages == 2 && more) {
+          if constexpr (!async_a) store_a(next, tid, other);
+          if constexpr (!async_b) fetch_b(next, tid, k0 + BK, n0);
+        }
+        micro_kernel(acc, a + half * a_ld, b + half * SN, half);
+        if constexpr (FuseBias) {
+          if (bias_team) sum_bias_rows(cur, tid, bsum);
+        }
+        if constexpr (!async_b) {
+          if (stages == 2 && more) store_b(next, tid, other);
+        }
+      });
+      if constexpr (async_a || async_b) AsyncCopy::wait_all();
+      team.team_barrier();
+      if (stages == 1 && more) {
+        for_each_thread(team, [&](int ty, int tx) {
+          fetch(next, ty * TX + tx, k0 + BK, m0, n0);
+          store(next, ty * TX + tx, other);
+        });
+        team.team_barrier();
+      }
+    }
+    finish_team(team, acc, bsum, range, m0, n0, bias_team);
+  }
+
+  // Register tiles: the micro-tiles' sums into D (or the range's partials)
+  // and the bias rows' sums into dbias (or theirs).
+  template <class BiasSums>
+  KOKKOS_INLINE_FUNCTION void finish_team(const Member& team, const float (&acc)[TM][TN],
+                                          const BiasSums& bsum, const index_t range,
+                                          const index_t m0, const index_t n0,
+                                          const bool bias_team) const {
+    for_each_thread(team, [&](int ty, int tx) {
+      float sums[TM][TN];
+      to_tile(acc, sums);
+      if (split_.count > 1) {
+        write_partial(sums, range, m0 + ty * TM, n0 + tx * V);
+      } else {
+        write_d(sums, m0 + ty * TM, n0 + tx * V);
+      }
+    });
+    if (bias_team) write_bias(team, m0, bsum, range);
+  }
+
+  // Register tiles, async_a / async_b: the thread's share of chunk k0 of
+  // op(A) or B copied into `buf` by AsyncCopy, 16 bytes where the rows allow
+  // (aligned, the chunk inside), else 4 with zeros outside the matrices; the
+  // non-transposed A one float per k (transposed).
+  KOKKOS_INLINE_FUNCTION void copy_a_async(const int tid, const index_t k0, const index_t m0,
+                                           float* const buf) const {
+    for_each_a_pack(tid, k0, m0, [&](int, int k, int r, const float* p, bool whole, auto in) {
+      if (TransA && whole) {
+        AsyncCopy::copy<16>(buf + k * a_ld + r, p, true);
+      } else {
+        for (int u = 0; u < V; ++u) {
+          float* const dst = TransA ? buf + k * a_ld + r + u : buf + (k + u) * a_ld + r;
+          AsyncCopy::copy<4>(dst, in(u) ? p + u : a_, in(u));
+        }
+      }
+    });
+  }
+
+  KOKKOS_INLINE_FUNCTION void copy_b_async(const int tid, const index_t k0, const index_t n0,
+                                           float* const buf) const {
+    float* const bs = buf + a_floats;
+    for_each_b_pack(tid, k0, n0, [&](int, int k, int n, const float* p, bool whole, auto in) {
+      if (whole) {
+        AsyncCopy::copy<16>(bs + k * SN + n, p, true);
+      } else {
+        for (int u = 0; u < V; ++u) AsyncCopy::copy<4>(bs + k * SN + n + u, in(u) ? p + u : b_, in(u));
+      }
+    });
+  }
+
+  // ---- register tiles: a thread's share of a chunk, through registers -----
+  // Element e = tid + q·NT of the chunk's packs: op(A)'s BM × BK and B's
+  // BK × BN, each in packs of V along the matrix's contiguous dimension.
+  static constexpr int a_packs = BM * BK / V / NT, b_packs = BK * BN / V / NT;
+  struct Fetched {
+    InPack a[a_packs > 0 ? a_packs : 1], b[b_packs > 0 ? b_packs : 1];
+  };
+
+  // Where pack e of op(A)'s chunk is: (k, r) of its first element; its V
+  // elements run along r (TransA: A's rows are k) or along k.
+  KOKKOS_INLINE_FUNCTION static void a_pack_at(const int e, int& k, int& r) {
+    if constexpr (TransA) {
+      k = e / (BM / V), r = e % (BM / V) * V;
+    } else {
+      r = e / (BK / V), k = e % (BK / V) * V;
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void fetch(Fetched& f, const int tid, const index_t k0, const index_t m0,
+                                    const index_t n0) const {
+    fetch_a(f, tid, k0, m0);
+    fetch_b(f, tid, k0, n0);
+  }
+  KOKKOS_INLINE_FUNCTION static void store(const Fetched& f, const int tid, float* const buf) {
+    store_a(f, tid, buf);
+    store_b(f, tid, buf);
+  }
+
+  // f(q, k, r, p, whole, in) for the thread's packs q of op(A)'s chunk at k0
+  // (rows from m0): (k, r) the place of its first element in the chunk, p
+  // its address in A, whole: its V elements loadable at once (aligned rows,
+  // the chunk inside the matrix), in(u): element u lies inside the matrix.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_each_a_pack(const int tid, const index_t k0, const index_t m0,
+                                              const F& f) const {
+    static_assert(a_packs * V * NT == BM * BK && b_packs * V * NT == BK * BN,
+                  "the team's threads must split a chunk into whole packs");
+    const bool whole = packed_a_ && k0 + BK <= depth_ && m0 + BM <= rows_;
+    for (int q = 0; q < a_packs; ++q) {
+      int k, r;
+      a_pack_at(tid + q * NT, k, r);
+      const index_t gk = k0 + k, gr = m0 + r;
+      auto in = [&](const int u) {
+        return whole || (TransA ? gk < depth_ && gr + u < rows_ : gr < rows_ && gk + u < depth_);
+      };
+      f(q, k, r, TransA ? a_ + gk * lda_ + gr : a_ + gr * lda_ + gk, whole, in);
+    }
+  }
+
+  // f(q, k, n, p, whole, in) likewise for B's packs (rows k, columns n).
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_each_b_pack(const int tid, const index_t k0, const index_t n0,
+                                              const F& f) const {
+    const bool whole = packed_b_ && k0 + BK <= depth_ && n0 + BN <= cols_;
+    for (int q = 0; q < b_packs; ++q) {
+      const int e = tid + q * NT, k = e / (BN / V), n = e % (BN / V) * V;
+      auto in = [&](const int u) { return whole || (k0 + k < depth_ && n0 + n + u < cols_); };
+      f(q, k, n, b_ + (k0 + k) * ldb_ + n0 + n, whole, in);
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void fetch_a(Fetched& f, const int tid, const index_t k0,
+                                      const index_t m0) const {
+    for_each_a_pack(tid, k0, m0, [&](int q, int, int, const TIn* p, bool whole, auto in) {
+      if (whole) {
+        f.a[q] = *reinterpret_cast<const InPack*>(p);
+      } else {
+        for (int u = 0; u < V; ++u) f.a[q].v[u] = in(u) ? p[u] : TIn(0.0f);
+      }
+    });
+  }
+
+  KOKKOS_INLINE_FUNCTION void fetch_b(Fetched& f, const int tid, const index_t k0,
+                                      const index_t n0) const {
+    for_each_b_pack(tid, k0, n0, [&](int q, int, int, const TIn* p, bool whole, auto in) {
+      if (whole) {
+        f.b[q] = *reinterpret_cast<const InPack*>(p);
+      } else {
+        for (int u = 0; u < V; ++u) f.b[q].v[u] = in(u) ? p[u] : TIn(0.0f);
+      }
+    });
+  }
+
+  // The fetched packs into a scratch buffer as floats (bf16 widened): along
+  // a scratch row in one store, or (the non-transposed A) one float per k.
+  KOKKOS_INLINE_FUNCTION static void store_a(const Fetched& f, const int tid, float* const buf) {
+    float* const as = buf;
+    for (int q = 0; q < a_packs; ++q) {
+      int k, r;
+      a_pack_at(tid + q * NT, k, r);
+      float v[V];
+      for (int u = 0; u < V; ++u) v[u] = to_float(f.a[q].v[u]);
+      if constexpr (TransA) {
+        store_floats(as + k * a_ld + r, v);
+      } else {
+        for (int u = 0; u < V; ++u) as[(k + u) * a_ld + r] = v[u];
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION static void store_b(const Fetched& f, const int tid, float* const buf) {
+    float* const bs = buf + a_floats;
+    for (int q = 0; q < b_packs; ++q) {
+      const int e = tid + q * NT, k = e / (BN / V), n = e % (BN / V) * V;
+      float v[V];
+      for (int u = 0; u < V; ++u) v[u] = to_float(f.b[q].v[u]);
+      store_floats(bs + k * SN + n, v);
+    }
+  }
+
+  // Register tiles, K split: the micro-tile's sums into the range's partial
+  // matrix (no epilogue: SplitReduce's), V columns at once.
+  KOKKOS_INLINE_FUNCTION void write_partial(const float (&tile)[TM][TN], const index_t range,
+                                            const index_t r0, const index_t c0) const {
+    float* const part = partial_ + range * rows_ * ldw_;
+    for_each_row([&](const int i) {
+      if (r0 + i >= rows_) return;
+      for (int j = 0; j < TN; j += V)
+        if (c0 + col(j) < cols_) store_floats(part + (r0 + i) * ldw_ + c0 + col(j), &tile[i][j]);
+    });
+  }
+
+  // Host (one thread, many sub-tiles): a team's work over its K range (all
+  // of K, or one of split_.count) and, with exact_k, exact chunks: only the k
   // within K and the sub-tiles that cover D are staged and multiplied.
   KOKKOS_INLINE_FUNCTION void host_team(const Member& team) const {
     static_assert(NT == 1, "the host's team paths are for one thread per team");
@@ -333,7 +692,6 @@ class TiledGemm {
     float* const partial = partial_ ? partial_ + (range * tiles + tile) * (BM * BN) : nullptr;
     const int a_panels = sub_tiles(rows_ - m0, SM, BM), b_panels = sub_tiles(cols_ - n0, SN, BN);
 
-    float acc[TM][TN] = {};  // (unused: a host thread's sums outlive a sub-tile elsewhere)
     double bsum[FuseBias ? BM / SM : 1][bias_rows] = {};
     for (index_t k0 = k_begin; k0 < k_end; k0 += BK) {
       const int depth = Tuning::exact_k && k_end - k0 < BK ? int(k_end - k0) : BK;
@@ -344,7 +702,7 @@ class TiledGemm {
       }
       team.team_barrier();
       compute(team, buf, m0, n0, Chunk{k0 == k_begin, k0 + BK >= k_end, depth, a_panels, partial},
-              acc, bias_team, bsum);
+              bias_team, bsum);
       team.team_barrier();
     }
     if (bias_team) write_bias(team, m0, bsum, range);
@@ -492,18 +850,39 @@ class TiledGemm {
   // (measured 40% slower). For nvcc all of this is register renaming.
   KOKKOS_INLINE_FUNCTION static constexpr int slot(const int j) { return TN - 1 - j; }
 
-  // acc[i][slot(j)] += Σ_{k < depth} a[k·a_ld + i·TY] · b[k·SN + j·TX]; depth
-  // is BK but in a host's (exact_k) last chunk.
+  // A thread's micro-tile: rows ty·TM + i, columns tx·V + col(j) of its
+  // sub-tile: contiguous rows, columns in groups of V consecutive ones spaced
+  // V·TX apart (on a host, TX = 1: contiguous too).
+  KOKKOS_INLINE_FUNCTION static constexpr int col(const int j) { return j / V * V * TX + j % V; }
+
+  // acc[i][slot(j)] += Σ_{k < depth} a[k·a_ld + i] · b[k·SN + col(j)]; depth
+  // is BK but in a host's (exact_k) last chunk. With V > 1 the operands load
+  // in packs (16-byte shared-memory loads on a GPU).
   KOKKOS_INLINE_FUNCTION static void micro_kernel(float (&acc)[TM][TN], const float* a,
                                                   const float* b, const int depth = BK) {
-    for (int k = 0; k < depth; ++k) {
+    auto step = [&](const int k) {
       float av[TM], bv[TN];
-      LLMK_UNROLL for (int i = 0; i < TM; ++i) av[i] = a[k * a_ld + i * TY];
-      LLMK_UNROLL for (int j = 0; j < TN; ++j) bv[j] = b[k * SN + j * TX];
+      if constexpr (V > 1) {
+        LLMK_UNROLL for (int i = 0; i < TM; i += V) load_floats(av + i, a + k * a_ld + i);
+        LLMK_UNROLL for (int j = 0; j < TN; j += V) load_floats(bv + j, b + k * SN + col(j));
+      } else {
+        LLMK_UNROLL for (int i = 0; i < TM; ++i) av[i] = a[k * a_ld + i];
+        LLMK_UNROLL for (int j = 0; j < TN; ++j) bv[j] = b[k * SN + col(j)];
+      }
       LLMK_UNROLL for (int i = 0; i < TM; ++i)
         LLMK_UNROLL for (int j = 0; j < TN; ++j) acc[i][slot(j)] += av[i] * bv[j];
+    };
+    constexpr int unroll = Tuning::template k_unroll<TransA>;
+    if constexpr (unroll > 0) {  // (nvcc's pragma; host compilers never see it)
+#if defined(__CUDA_ARCH__)
+#pragma unroll(unroll)
+#endif
+      for (int k = 0; k < depth; ++k) step(k);
+    } else {
+      for (int k = 0; k < depth; ++k) step(k);
     }
   }
+
 
   KOKKOS_INLINE_FUNCTION static void to_tile(const float (&acc)[TM][TN], float (&tile)[TM][TN]) {
     LLMK_UNROLL for (int i = 0; i < TM; ++i)
@@ -526,31 +905,36 @@ class TiledGemm {
   }
 
   // f(D(r, c), tile[i][j], r, c) for the micro-tile's elements at
-  // r = r0 + i·TY, c = c0 + j·TX that lie within D.
+  // r = r0 + i, c = c0 + col(j) that lie within D.
   template <class F>
   KOKKOS_INLINE_FUNCTION void for_each_in_d(const float (&tile)[TM][TN], const index_t r0,
                                             const index_t c0, const F& f) const {
-    const bool inside = r0 + (TM - 1) * TY < rows_ && c0 + (TN - 1) * TX < cols_;
+    const bool inside = r0 + TM - 1 < rows_ && c0 + col(TN - 1) < cols_;
     for_each_row([&](const int i) {
-      const index_t r = r0 + i * TY;
+      const index_t r = r0 + i;
       TD* const row = d_ + r * ldd_ + c0;
       if (inside) {  // (no bounds checks: GCC vectorizes the row)
-        for (int j = 0; j < TN; ++j) f(row[j * TX], tile[i][j], r, c0 + j * TX);
+        for (int j = 0; j < TN; ++j) f(row[col(j)], tile[i][j], r, c0 + col(j));
       } else if (r < rows_) {
         for (int j = 0; j < TN; ++j)
-          if (c0 + j * TX < cols_) f(row[j * TX], tile[i][j], r, c0 + j * TX);
+          if (c0 + col(j) < cols_) f(row[col(j)], tile[i][j], r, c0 + col(j));
       }
     });
   }
 
-  // The epilogue: D ⟵ tile ⊙ gelu'(pre_gelu), from whole sums over K.
+  // The epilogue of one element: D(r, c) ⟵ v ⊙ gelu'(pre_gelu(r, c)), v its
+  // whole sum over K.
+  KOKKOS_INLINE_FUNCTION void finish(TD& d, float v, const index_t r, const index_t c) const {
+    if constexpr (has_gelu) {
+      if (pre_) v *= gelu_grad(to_float(pre_[r * ldp_ + c]));
+    }
+    update(d, v, overwrite_);
+  }
+
   KOKKOS_INLINE_FUNCTION void write_d(const float (&tile)[TM][TN], const index_t r0,
                                       const index_t c0) const {
     for_each_in_d(tile, r0, c0, [&](TD& d, float v, const index_t r, const index_t c) {
-      if constexpr (has_gelu) {
-        if (pre_) v *= gelu_grad(to_float(pre_[r * ldp_ + c]));
-      }
-      update(d, v, overwrite_);
+      finish(d, v, r, c);
     });
   }
 
@@ -606,41 +990,33 @@ class TiledGemm {
 
   template <class BiasSums>
   KOKKOS_INLINE_FUNCTION void compute(const Member& team, float* buf, const index_t m0,
-                                      const index_t n0, const Chunk chunk, float (&acc)[TM][TN],
-                                      const bool bias_team, BiasSums& bsum) const {
+                                      const index_t n0, const Chunk chunk, const bool bias_team,
+                                      BiasSums& bsum) const {
     const float* const as = buf;
     const float* const bs = buf + a_floats;
     for_each_thread(team, [&](int ty, int tx) {
-      if constexpr (one_subtile) {
-        micro_kernel(acc, as + ty, bs + tx);
-      } else {
-        // A's panel (bk × sm) stays in L1 while B's panels stream past it,
-        // and D (or the sums) is updated along its rows (sequential,
-        // prefetcher-friendly). Sub-tiles wholly outside D are skipped
-        // (their scratch is zeros).
-        float* const sums = (chunk.partial ? chunk.partial : buf + a_floats + b_floats) +
-                            (ty * TX + tx) * TM * TN;
-        const int si_end = sub_tiles(rows_ - m0, SM, BM), sj_end = sub_tiles(cols_ - n0, SN, BN);
-        for (int si = 0; si < si_end; ++si) {
-          for (int sj = 0; sj < sj_end; ++sj) {
-            float tile[TM][TN];
-            {
-              float acc_chunk[TM][TN] = {};
-              micro_kernel(acc_chunk, as + si * a_panel + ty, bs + sj * b_panel + tx,
-                           chunk.depth);
-              to_tile(acc_chunk, tile);
-            }
-            add_chunk(tile, m0 + si * SM + ty, n0 + sj * SN + tx,
-                      sums + (si * (BN / SN) + sj) * NT * TM * TN, chunk);
+      // A's panel (bk × sm) stays in L1 while B's panels stream past it,
+      // and D (or the sums) is updated along its rows (sequential,
+      // prefetcher-friendly). Sub-tiles wholly outside D are skipped
+      // (their scratch is zeros).
+      float* const sums = (chunk.partial ? chunk.partial : buf + a_floats + b_floats) +
+                          (ty * TX + tx) * TM * TN;
+      const int si_end = sub_tiles(rows_ - m0, SM, BM), sj_end = sub_tiles(cols_ - n0, SN, BN);
+      for (int si = 0; si < si_end; ++si) {
+        for (int sj = 0; sj < sj_end; ++sj) {
+          float tile[TM][TN];
+          {
+            float acc_chunk[TM][TN] = {};
+            micro_kernel(acc_chunk, as + si * a_panel + ty * TM, bs + sj * b_panel + tx * V,
+                         chunk.depth);
+            to_tile(acc_chunk, tile);
           }
+          add_chunk(tile, m0 + si * SM + ty * TM, n0 + sj * SN + tx * V,
+                    sums + (si * (BN / SN) + sj) * NT * TM * TN, chunk);
         }
       }
-      if constexpr (FuseBias) {
-        if constexpr (one_subtile) {
-          if (bias_team) sum_bias_rows(as, ty * TX + tx, bsum);
-        } else {  // (exact_k: only the staged part of the chunk)
-          if (bias_team) sum_bias_rows(as, ty * TX + tx, bsum, chunk.depth, chunk.a_panels);
-        }
+      if constexpr (FuseBias) {  // (exact_k: only the staged part of the chunk)
+        if (bias_team) sum_bias_rows(as, ty * TX + tx, bsum, chunk.depth, chunk.a_panels);
       }
     });
   }
@@ -665,22 +1041,19 @@ class TiledGemm {
   // partial sums, which SplitSum adds.
   template <class BiasSums>
   KOKKOS_INLINE_FUNCTION void write_bias(const Member& team, const index_t m0,
-                                         const BiasSums& bsum, const index_t range = 0) const {
-    if constexpr (Tuning::split_k) {
-      if (bias_partial_) {
-        double* const partial = bias_partial_ + range * tiles_m_ * BM;
-        for (int p = 0; p < BM / SM; ++p)
-          for (int u = 0; u < SM; ++u)
-            if (m0 + p * SM + u < rows_) partial[m0 + p * SM + u] = bsum[p][u];
-        return;
-      }
-    }
+                                         const BiasSums& bsum, const index_t range) const {
+    double* const partial = bias_partial_ ? bias_partial_ + range * tiles_m_ * BM : nullptr;
     for_each_thread(team, [&](int ty, int tx) {
       const int tid = ty * TX + tx;
       for (int p = 0; p < BM / SM; ++p)
         for (int u = 0; u < bias_rows; ++u) {
           const index_t r = m0 + p * SM + tid + u * NT;
-          if (tid + u * NT < SM && r < rows_) update(bias_[r], float(bsum[p][u]), overwrite_bias_);
+          if (tid + u * NT >= SM || r >= rows_) continue;
+          if (partial) {
+            partial[r] = bsum[p][u];
+          } else {
+            update(bias_[r], float(bsum[p][u]), overwrite_bias_);
+          }
         }
     });
   }

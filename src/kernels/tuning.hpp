@@ -4,6 +4,7 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <llmk/types.hpp>
 
 // LLMK_UNROLL before a loop with a compile-time trip count asks for complete
 // unrolling. GCC needs it for the tiled micro-kernel: left alone it
@@ -91,7 +92,22 @@ struct TiledTuning {
   // 280-290 ms dinp, 294-296 vs 291-295 ms dweight; the call ~0.66x OpenBLAS).
   static constexpr bool exact_k = true;
   static constexpr bool split_k = true;
+  // Register tiles only (the GPU's): pack loads of `vec` elements and the
+  // number of scratch buffers a chunk cycles through.
+  static constexpr int vec = 1, stages = 1;
+  // Which operands a product (TransA: dweight) stages by AsyncCopy
+  // (kernels/async_copy.hpp) rather than through registers.
+  template <bool TransA>
+  static constexpr bool async_a = false;
+  template <bool TransA>
+  static constexpr bool async_b = false;
+  // How far nvcc unrolls the micro-kernel's k loop, per product (TransA:
+  // dweight); 0: its own choice.
+  template <bool TransA>
+  static constexpr int k_unroll = 0;
   using launch_bounds = Kokkos::LaunchBounds<>;
+  // Teams that run at once: one per thread (split_k's plan).
+  static index_t resident_teams() { return ExecSpace().concurrency(); }
 };
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -125,28 +141,65 @@ struct ColumnSumTuning<Kokkos::Cuda> {
   static constexpr bool pack_loads = true;
 };
 
-// Cuda: 8 warps of 32 lanes; thread (ty, tx) owns a 16 × 4 micro-tile at rows
-// ty + 8i, columns tx + 32j of a 128 × 128 tile, over chunks of bk = 16. A
-// warp reads one scratch row of A (broadcast) and 32 consecutive B words, and
-// writes 128-byte rows of D. The non-transposed A is stored transposed by 16
-// threads along k, 2 rows per warp: a row stride of 130 ≡ 2 (mod 32) words
-// puts those 32 stores in distinct banks. 128 registers (2 teams per SM; at
-// most 8 bytes spilled, in the fused-bias kernel). Measured on an H200 (seed shape, dinp/dweight): 26/16 TFLOP/s, vs
-// 22/14 for 16 × 16 threads of 8 × 8, 21/13 with the chunks double-buffered
-// through registers, 18/12 for bk = 8; bk = 32 is the same as 16.
+// Cuda: 8 warps of 32 lanes; warp ty owns rows 16·ty .. 16·ty + 15 of a
+// 128 × 128 tile and lane tx the columns 4·tx .. 4·tx + 3: a 16 × 4
+// micro-tile in registers over chunks of bk = 16. Per k a warp reads its 16 A
+// values as 4 broadcast 16-byte loads and its B values as one 16-byte load
+// per lane (8 shared-memory wavefronts for 64 FMAs; the older grid of rows
+// ty + 8i and columns tx + 32j read them one float at a time: 20 wavefronts,
+// more than the FMAs' issue slots, and capped it at 26/16 TFLOP/s). Chunks
+// cycle through two scratch buffers, one barrier per chunk:
+//  - dinp: a thread loads its share of chunk c + 1 into registers (16-byte
+//    loads where rows are aligned and the chunk inside) before the FMAs of
+//    chunk c and stores it after them, A's share around the first half of
+//    the k, B's around the second (8 registers waiting at a time). Its A is
+//    stored transposed one float per k, at a row stride of 132 words (a
+//    multiple of 4 for the 16-byte reads; 2-way conflicts on 8 stores).
+//  - dweight (float inputs): both operands by cp.async (AsyncCopy), 16 bytes
+//    straight into shared memory: no registers, no stores. For dinp, whose A
+//    must be transposed, 4-byte cp.asyncs were slower (seed 1.14 -> 1.39 ms;
+//    even its B alone by cp.async: 1.23). bf16 always goes through registers
+//    (widened on the way).
+// nvcc unrolls dweight's k loop by 2 (1.18 -> 1.10 ms at the seed shape,
+// before cp.async) and leaves dinp's rolled (unrolled by 2: 1.13 -> 1.22;
+// fully: spills, both slower). 128 registers: 2 teams per SM; ptxas spills
+// ~200 bytes in dinp, ~44 in dweight. Not better (H200, seed shape, GEMMs
+// alone): bk = 8 (dweight 1.22 against 1.10 ms), one buffer (0.66x against
+// 0.74x cuBLAS), 255 registers and 1 team per SM (0.60x), 4 warps of 32 × 4
+// (0.71x), 8 × 8 micro-tiles of a 64 × 256 tile (0.70x). A third buffer or
+// bk = 32 does not fit: Kokkos (3.4 and 4.6) gives a team at most the 48 KB
+// of sharedMemPerBlock (4.6: minus ~8 KB it reserves), two buffers take 33.
+// K is split (split_k) when the tiles fill the SMs' waves badly (dweight at
+// the seed shape: 144 tiles for 264 team slots: 1.94 -> 1.10 ms).
+// Measurements: docs/performance.md, perf/dev/tiled_bench.cpp.
 template <>
 struct TiledTuning<Kokkos::Cuda> {
   static constexpr int team_size = 8, vector_length = 32;
-  static constexpr int tm = 16, tn = 4;
+  static constexpr int tm = 16, tn = 4, vec = 4;
   static constexpr int bm = 128, bn = 128, bk = 16;
-  static constexpr int a_pad = 2;
+  static constexpr int a_pad = 4;
+  static constexpr int stages = 2;
+  template <bool TransA>
+  static constexpr bool async_a = TransA;
+  template <bool TransA>
+  static constexpr bool async_b = TransA;
+  template <bool TransA>
+  static constexpr int k_unroll = TransA ? 2 : 0;
   static constexpr int scratch_level = 0;  // shared memory
   static constexpr bool fuse_bias = true;  // saves column_sums' pass over dout
-  // The host's team paths (exact_k, split_k) are not taken: a thread's sums
-  // stay in registers over all of K and chunks have compile-time trip counts.
-  static constexpr bool exact_k = false;
-  static constexpr bool split_k = false;
+  static constexpr bool exact_k = false;   // compile-time chunk loops
+  static constexpr bool split_k = true;
+  // Split-K's plan (kernels/gemm_tiled.hpp, wave_split_plan): at most this
+  // many ranges, and the bytes the partial sums' writes and second pass move
+  // in the time of one chunk of a team (a chunk is 2·128·128·16 FLOP; 264
+  // teams at ~40 TFLOP/s take ~3.5 µs for it, in which ~3 TB/s move ~10 MB).
+  static constexpr int max_split = 16;
+  static constexpr double split_bytes_per_chunk = 10e6;
   using launch_bounds = Kokkos::LaunchBounds<256, 2>;
+  // Teams that run at once: launch_bounds' 2 per SM.
+  static index_t resident_teams() {
+    return index_t(Kokkos::Cuda().cuda_device_prop().multiProcessorCount) * 2;
+  }
 };
 #endif
 

@@ -49,20 +49,28 @@ index_t rows_per_run(index_t C, index_t OC) {
   return std::max<index_t>(1, std::min(I::max_rows, I::max_operand_elements / widest));
 }
 
-// What a call of these sizes takes: one run() on the largest chunk of rows
-// (the chunks reuse it in turn), or the lone dbias pass when C = 0.
+// What a call of these sizes takes: the most one run() takes on a chunk of
+// rows (the chunks reuse it in turn; all are the first's size but the last,
+// and a smaller chunk may take more: split-K splits fewer tiles further), or
+// the lone dbias pass when C = 0.
 template <class I, class ExecSpace, class P>
 std::size_t workspace_of(const Sizes& s) {
-  core::WorkspaceSize size;
   if (s.M == 0 || s.OC == 0) return 0;
   if (s.C == 0) {
+    core::WorkspaceSize size;
     if (s.bias) add_bias_pass_workspace<ExecSpace>(size, BiasPass::ColumnSums, s.M, s.OC);
-  } else {
-    Sizes chunk = s;
-    chunk.M = std::min(s.M, rows_per_run<I>(s.C, s.OC));
-    I::template workspace<ExecSpace, P>(size, chunk);
+    return size.bytes();
   }
-  return size.bytes();
+  const index_t per_run = rows_per_run<I>(s.C, s.OC);
+  auto of_chunk = [&](const index_t rows) {
+    core::WorkspaceSize size;
+    Sizes chunk = s;
+    chunk.M = rows;
+    I::template workspace<ExecSpace, P>(size, chunk);
+    return size.bytes();
+  };
+  const std::size_t first = of_chunk(std::min(s.M, per_run));
+  return s.M > per_run && s.M % per_run != 0 ? std::max(first, of_chunk(s.M % per_run)) : first;
 }
 
 // Runs f(call) with everything a call needs acquired first, in the order that

@@ -13,8 +13,10 @@ namespace llmk::op::matmul_backward {
 struct Tiled : ImplDefaults {
   static constexpr std::string_view name = "tiled";
   static constexpr BiasPass bias = BiasPass::Fused;
-  // The league is a team per tile; Kokkos 3 counts it in int. Chunks of
-  // 2³¹ − 1 rows keep it there for any problem that fits in memory.
+  // The league is a team per tile (per tile and K range when split-K splits,
+  // which it does only while that stays below 2³¹); Kokkos 3 counts it in
+  // int. Chunks of 2³¹ − 1 rows keep it there for any problem that fits in
+  // memory.
   static constexpr index_t max_rows = core::kInt32Max;
   template <class P>
   static constexpr bool supports = true;
@@ -28,8 +30,8 @@ struct Tiled : ImplDefaults {
       kernels::TiledGemm<true, FuseBias, ExecSpace, typename P::in, typename P::dweight,
                          std::conditional_t<FuseBias, typename P::dbias, float>>;  // (unused: float)
 
-  // Split-K's partial sums (hosts, where a product has fewer tiles than
-  // threads), then column_sums' if the bias is not fused.
+  // Split-K's partial sums (where a product's tiles leave threads or SMs
+  // idle), then column_sums' if the bias is not fused.
   template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
     const bool fuse = kernels::TiledTuning<ExecSpace>::fuse_bias;
