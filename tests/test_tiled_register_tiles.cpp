@@ -1,0 +1,204 @@
+// kernels/gemm_tiled.hpp's register-tile path (the GPU's: one micro-tile a
+// thread over all of K, pack loads, two scratch buffers filled through
+// registers or AsyncCopy, split-K by waves)
+// against a float64 sum, on every space of the build. On a host space it runs
+// through a small host tuning of that path, so CI, which has no GPU, covers
+// it; on Cuda through the shipped tuning. Each tuning comes in two team
+// counts, so that the same shapes run unsplit and split into several K
+// ranges (asserted through the workspace the split takes).
+#include <gtest/gtest.h>
+#include <kernels/gemm_tiled.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#ifndef LLMK_TEST_SPACE
+#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
+#endif
+
+namespace {
+
+using Space = Kokkos::LLMK_TEST_SPACE;
+using llmk::bf16;
+using llmk::index_t;
+
+// The register-tile path on a host: a 1 × 1 team whose 8 × 8 micro-tile is
+// the whole tile, loaded in packs of 4, over chunks of 4; Async: both
+// operands through AsyncCopy (whose host fallback copies synchronously, but
+// the kernel's indexing is the GPU's).
+template <int Slots, bool Async>
+struct HostRegisterTiles {
+  static constexpr int team_size = 1, vector_length = 1;
+  static constexpr int tm = 8, tn = 8, vec = 4;
+  static constexpr int bm = 8, bn = 8, bk = 4;
+  static constexpr int a_pad = 0, stages = 2;
+  template <bool TransA>
+  static constexpr int k_unroll = 0;
+  template <bool TransA>
+  static constexpr bool async_a = Async;
+  template <bool TransA>
+  static constexpr bool async_b = Async;
+  static constexpr int scratch_level = 1;
+  static constexpr bool fuse_bias = true, exact_k = false, split_k = true;
+  static constexpr int max_split = 16;
+  static constexpr double split_bytes_per_chunk = 1e6;
+  using launch_bounds = Kokkos::LaunchBounds<>;
+  static index_t resident_teams() { return Slots; }
+};
+
+// The shipped tuning with a given number of team slots, and AsyncCopy for
+// both operands of both products (Async) or, as shipped, where it says.
+template <class Base, int Slots, bool Async>
+struct WithSlots : Base {
+  static index_t resident_teams() { return Slots; }
+  template <bool TransA>
+  static constexpr bool async_a = Async || Base::template async_a<TransA>;
+  template <bool TransA>
+  static constexpr bool async_b = Async || Base::template async_b<TransA>;
+};
+
+#ifdef KOKKOS_ENABLE_CUDA
+constexpr bool kCuda = std::is_same_v<Space, Kokkos::Cuda>;
+#else
+constexpr bool kCuda = false;
+#endif
+// Many slots: shapes of a few tiles split K; one: they don't.
+template <int Slots, bool Async = false>
+using RegisterTuning =
+    std::conditional_t<kCuda, WithSlots<llmk::kernels::TiledTuning<Space>, Slots, Async>,
+                       HostRegisterTiles<Slots, Async>>;
+using Splitting = RegisterTuning<1000000>;  // waves of one team: split as far as allowed
+using Unsplit = RegisterTuning<1>;          // one wave either way: no split
+using SplittingAsync = RegisterTuning<1000000, true>;
+
+struct Shape {
+  index_t R, N, K;
+};
+
+template <class T>
+using Mat = Kokkos::View<T**, Kokkos::LayoutRight, Space>;
+
+template <class T>
+Mat<T> random_matrix(const char* label, index_t rows, index_t cols, std::mt19937& rng,
+                     std::vector<double>& values) {
+  Mat<T> m(std::string(label), rows, cols);
+  auto h = Kokkos::create_mirror_view(m);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  values.resize(rows * cols);
+  for (index_t i = 0; i < rows * cols; ++i) {
+    h.data()[i] = T(dist(rng));
+    values[i] = double(float(h.data()[i]));
+  }
+  Kokkos::deep_copy(m, h);
+  return m;
+}
+
+// D ⟵ op(A)·B (⊙ gelu'(pre) for dinp), dbias ⟵ Σ_k op(A) for dweight, through
+// TiledGemm with Tuning; checked against float64 sums of the same inputs.
+template <bool TransA, class TIn, class TD, class Tuning>
+void check_product(const Shape& s, const bool overwrite, const bool split_expected) {
+  SCOPED_TRACE(std::string(TransA ? "dweight" : "dinp") + " R=" + std::to_string(s.R) +
+               " N=" + std::to_string(s.N) + " K=" + std::to_string(s.K) +
+               (overwrite ? " =" : " +="));
+  using Gemm = llmk::kernels::TiledGemm<TransA, TransA, Space, TIn, TD, float, Tuning>;
+  std::mt19937 rng(unsigned(s.R * 7919 + s.N * 31 + s.K));
+  std::vector<double> a, b, p, d0;
+  const Mat<TIn> A = TransA ? random_matrix<TIn>("A", s.K, s.R, rng, a)
+                            : random_matrix<TIn>("A", s.R, s.K, rng, a);
+  const Mat<TIn> B = random_matrix<TIn>("B", s.K, s.N, rng, b);
+  const Mat<TIn> pre = random_matrix<TIn>("pre", TransA ? 0 : s.R, s.N, rng, p);
+  const Mat<TD> D = random_matrix<TD>("D", s.R, s.N, rng, d0);
+  Kokkos::View<float*, Kokkos::LayoutRight, Space> dbias("dbias", s.R);
+  Kokkos::deep_copy(dbias, 0.5f);
+  if (overwrite) Kokkos::deep_copy(D, TD(std::nanf("")));  // never read
+
+  const std::size_t ws = Gemm::split_k_workspace(s.R, s.N, s.K, TransA);
+  EXPECT_EQ(ws > 0, split_expected) << "workspace " << ws << " floats";
+  Kokkos::View<float*, Space> workspace("workspace", ws + 1);
+  Gemm gemm(D, A, B, overwrite);
+  if constexpr (TransA) {
+    gemm.with_bias(dbias, false);
+  } else {
+    gemm.with_gelu(pre);
+  }
+  gemm.with_split_k(workspace.data()).run(Space(), "test_register_tiles");
+  Kokkos::fence();
+
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), D);
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dbias);
+  // Float sums of K products: well within K·2⁻²³·Σ|terms| (plus one bf16
+  // rounding of the result).
+  const double out_eps = std::is_same_v<TD, bf16> ? 1.0 / 256 : 0.0;
+  int bad = 0;
+  for (index_t r = 0; r < s.R; ++r) {
+    double bias = 0, bias_abs = 0;
+    for (index_t c = 0; c < s.N; ++c) {
+      double sum = 0, abs = 0;
+      for (index_t k = 0; k < s.K; ++k) {
+        const double ak = TransA ? a[k * s.R + r] : a[r * s.K + k];
+        sum += ak * b[k * s.N + c];
+        abs += std::abs(ak * b[k * s.N + c]);
+        if (c == 0) bias += ak, bias_abs += std::abs(ak);
+      }
+      double factor = 1;
+      if (!TransA) factor = llmk::kernels::gelu_grad(float(p[r * s.N + c]));
+      const double want = sum * factor + (overwrite ? 0.0 : d0[r * s.N + c]);
+      const double got = float(h(r, c));
+      // (+ 2e-6·|sum|: the device's tanhf is not the host's, and gelu' near
+      // its zero has no relative accuracy: the factor is good to ~1e-6.)
+      const double tol = (s.K * 0x1p-23 * abs + 1e-6) * std::abs(factor) * 1.01 +
+                         (TransA ? 0.0 : 2e-6 * std::abs(sum)) +
+                         (out_eps + 0x1p-22) * std::abs(want);
+      if (!(std::abs(got - want) <= tol) && ++bad <= 5)
+        ADD_FAILURE() << "D(" << r << ", " << c << ") = " << got << ", want " << want;
+    }
+    if (TransA) {
+      const double want = 0.5 + bias, got = hb(r);
+      if (!(std::abs(got - want) <= s.K * 0x1p-23 * bias_abs + 1e-6) && ++bad <= 5)
+        ADD_FAILURE() << "dbias(" << r << ") = " << got << ", want " << want;
+    }
+  }
+  EXPECT_EQ(bad, 0);
+
+  // Bitwise the same when run again (overwriting).
+  if (overwrite) {
+    gemm.run(Space(), "test_register_tiles_again");
+    Kokkos::fence();
+    auto again = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), D);
+    EXPECT_EQ(std::memcmp(again.data(), h.data(), h.size() * sizeof(TD)), 0);
+  }
+}
+
+// Shapes: tile-aligned and not, a K shorter than a chunk, packs possible and
+// not (odd row lengths fall back to element loads).
+std::vector<Shape> shapes() {
+  if (kCuda) return {{256, 128, 512}, {300, 260, 100}, {130, 131, 1000}, {1, 3, 5}};
+  return {{16, 16, 64}, {13, 21, 37}, {24, 8, 3}, {1, 3, 5}, {40, 17, 200}};
+}
+
+template <class TIn, class TD>
+void check_all() {
+  for (const Shape& s : shapes()) {
+    for (const bool overwrite : {true, false}) {
+      // One chunk has nothing to split.
+      const bool splits = s.K > Splitting::bk;
+      check_product<false, TIn, TD, Splitting>(s, overwrite, splits);
+      check_product<true, TIn, TD, Splitting>(s, overwrite, splits);
+      check_product<false, TIn, TD, Unsplit>(s, overwrite, false);
+      check_product<true, TIn, TD, Unsplit>(s, overwrite, false);
+      if constexpr (std::is_same_v<TIn, float>) {  // (bf16 goes through registers)
+        check_product<false, TIn, TD, SplittingAsync>(s, overwrite, splits);
+        check_product<true, TIn, TD, SplittingAsync>(s, overwrite, splits);
+      }
+    }
+  }
+}
+
+TEST(TiledRegisterTiles, Float) { check_all<float, float>(); }
+TEST(TiledRegisterTiles, Bf16InFloatOut) { check_all<bf16, float>(); }
+TEST(TiledRegisterTiles, Bf16) { check_all<bf16, bf16>(); }
+
+}  // namespace
