@@ -192,9 +192,10 @@ class TiledGemm {
     }
   }
 
-  // Host (split_k): splits K when the tiles are fewer than the threads (see
-  // split_plan), its partial sums in `workspace` (split_k_workspace floats,
-  // 8-byte aligned); otherwise nothing changes.
+  // split_k: splits K by the plan (host: split_plan, when the tiles are
+  // fewer than the threads; register tiles: wave_split_plan), its partial
+  // sums in `workspace` (split_k_workspace floats, 16-byte aligned); with one
+  // range nothing changes.
   TiledGemm& with_split_k(float* workspace) {
     if constexpr (Tuning::split_k) {
       if constexpr (one_subtile) {
@@ -310,9 +311,8 @@ class TiledGemm {
   index_t rows_, cols_, depth_;  // R, N, K
   index_t tiles_m_, tiles_n_;
   index_t ldw_;  // register tiles' split-K: a partial sum's row stride (N rounded up to V)
-  // Host (split_k): K in `count` ranges of `span` (whole chunks) and where
-  // their partial sums go: per (range, tile) a BM × BN float tile laid out
-  // as the scratch sums, and per (range, row) a double bias sum.
+  // split_k: K in `count` ranges of `span` (whole chunks); where their
+  // partial sums go is below (partial_, bias_partial_).
   struct Split {
     index_t count, span;
   } split_;
