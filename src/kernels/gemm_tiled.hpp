@@ -178,7 +178,7 @@ class TiledGemm {
       return std::size_t(plan.count) * (R * ldw + (bias ? tiles_m * BM * 2 : 0));
     } else {
       const index_t tiles_n = (N + BN - 1) / BN, chunks = (K + BK - 1) / BK;
-      const index_t threads = host_threads();
+      const index_t threads = Tuning::resident_teams();  // (a host: its threads)
       std::size_t most = 0;
       for (index_t t = 1; t <= (R + BM - 1) / BM && t * tiles_n < threads; ++t) {
         const index_t tiles = t * tiles_n;
@@ -372,20 +372,29 @@ class TiledGemm {
            align;  // + room to align
   }
 
-  // Host threads: as many split-K ranges as make a team for each. (Kokkos 3
-  // and 4 both answer through an instance; Serial: 1, never split.)
-  static index_t host_threads() { return ExecSpace().concurrency(); }
-
   // Host (split_k): when the tiles are fewer than the threads, K in
   // ceil(threads / tiles) ranges of whole chunks (fewer if K has fewer
   // chunks), so that every thread has a team; else one range, all of K.
   static Split split_plan(const index_t R, const index_t N, const index_t K) {
     const index_t tiles = (R + BM - 1) / BM * ((N + BN - 1) / BN), chunks = (K + BK - 1) / BK;
-    const index_t threads = host_threads();
+    const index_t threads = Tuning::resident_teams();  // (a host: its threads)
     if (tiles >= threads || chunks < 2) return {1, K};
     const index_t wanted = (threads + tiles - 1) / tiles;
     const index_t per_range = (chunks + wanted - 1) / wanted;  // chunks
     return {(chunks + per_range - 1) / per_range, per_range * BK};
+  }
+
+  // Where team `league_rank` works: its tile (m0, n0 its first row and
+  // column of D) and its K range [k_begin, k_end) (all of K unless split).
+  struct Place {
+    index_t tile, range, m0, n0, k_begin, k_end;
+  };
+  KOKKOS_INLINE_FUNCTION Place place_of(const index_t league_rank) const {
+    const index_t tiles = tiles_m_ * tiles_n_;
+    const index_t tile = league_rank % tiles, range = league_rank / tiles;
+    const index_t k_begin = range * split_.span;
+    const index_t k_end = depth_ - k_begin < split_.span ? depth_ : k_begin + split_.span;
+    return {tile, range, tile / tiles_n_ * BM, tile % tiles_n_ * BN, k_begin, k_end};
   }
 
   // Register tiles (split_k): K in the ranges of whole chunks that finish
@@ -425,11 +434,9 @@ class TiledGemm {
   KOKKOS_INLINE_FUNCTION void register_team(const Member& team) const {
     constexpr int stages = Tuning::stages;
     static_assert(stages == 1 || stages == 2, "one or two scratch buffers");
-    const index_t tiles = tiles_m_ * tiles_n_;
-    const index_t tile = team.league_rank() % tiles, range = team.league_rank() / tiles;
-    const index_t m0 = tile / tiles_n_ * BM, n0 = tile % tiles_n_ * BN;
-    const index_t k_begin = range * split_.span;
-    const index_t k_end = depth_ - k_begin < split_.span ? depth_ : k_begin + split_.span;
+    const Place place = place_of(team.league_rank());
+    const index_t range = place.range, m0 = place.m0, n0 = place.n0;
+    const index_t k_begin = place.k_begin, k_end = place.k_end;
     const bool bias_team = FuseBias && n0 == 0;  // sees every op(A) element of its rows once
     const int level = Tuning::scratch_level;  // (a copy: team_scratch takes a reference)
     const Scratch scratch(team.team_scratch(level), scratch_floats());
@@ -570,6 +577,11 @@ class TiledGemm {
       r = e / (BK / V), k = e % (BK / V) * V;
     }
   }
+  // Where pack e of B's chunk is: row k, first column n (along n).
+  KOKKOS_INLINE_FUNCTION static void b_pack_at(const int e, int& k, int& n) {
+    k = e / (BN / V), n = e % (BN / V) * V;
+  }
+
 
   KOKKOS_INLINE_FUNCTION void fetch(Fetched& f, const int tid, const index_t k0, const index_t m0,
                                     const index_t n0) const {
@@ -608,31 +620,35 @@ class TiledGemm {
                                               const F& f) const {
     const bool whole = packed_b_ && k0 + BK <= depth_ && n0 + BN <= cols_;
     for (int q = 0; q < b_packs; ++q) {
-      const int e = tid + q * NT, k = e / (BN / V), n = e % (BN / V) * V;
+      int k, n;
+      b_pack_at(tid + q * NT, k, n);
       auto in = [&](const int u) { return whole || (k0 + k < depth_ && n0 + n + u < cols_); };
       f(q, k, n, b_ + (k0 + k) * ldb_ + n0 + n, whole, in);
+    }
+  }
+
+  // A pack at p: one load when whole, else element by element, 0 outside.
+  template <class Inside>
+  KOKKOS_INLINE_FUNCTION static void load_pack(InPack& dst, const TIn* p, const bool whole,
+                                               const Inside& in) {
+    if (whole) {
+      dst = *reinterpret_cast<const InPack*>(p);
+    } else {
+      for (int u = 0; u < V; ++u) dst.v[u] = in(u) ? p[u] : TIn(0.0f);
     }
   }
 
   KOKKOS_INLINE_FUNCTION void fetch_a(Fetched& f, const int tid, const index_t k0,
                                       const index_t m0) const {
     for_each_a_pack(tid, k0, m0, [&](int q, int, int, const TIn* p, bool whole, auto in) {
-      if (whole) {
-        f.a[q] = *reinterpret_cast<const InPack*>(p);
-      } else {
-        for (int u = 0; u < V; ++u) f.a[q].v[u] = in(u) ? p[u] : TIn(0.0f);
-      }
+      load_pack(f.a[q], p, whole, in);
     });
   }
 
   KOKKOS_INLINE_FUNCTION void fetch_b(Fetched& f, const int tid, const index_t k0,
                                       const index_t n0) const {
     for_each_b_pack(tid, k0, n0, [&](int q, int, int, const TIn* p, bool whole, auto in) {
-      if (whole) {
-        f.b[q] = *reinterpret_cast<const InPack*>(p);
-      } else {
-        for (int u = 0; u < V; ++u) f.b[q].v[u] = in(u) ? p[u] : TIn(0.0f);
-      }
+      load_pack(f.b[q], p, whole, in);
     });
   }
 
@@ -656,7 +672,8 @@ class TiledGemm {
   KOKKOS_INLINE_FUNCTION static void store_b(const Fetched& f, const int tid, float* const buf) {
     float* const bs = buf + a_floats;
     for (int q = 0; q < b_packs; ++q) {
-      const int e = tid + q * NT, k = e / (BN / V), n = e % (BN / V) * V;
+      int k, n;
+      b_pack_at(tid + q * NT, k, n);
       float v[V];
       for (int u = 0; u < V; ++u) v[u] = to_float(f.b[q].v[u]);
       store_floats(bs + k * SN + n, v);
@@ -680,11 +697,10 @@ class TiledGemm {
   // within K and the sub-tiles that cover D are staged and multiplied.
   KOKKOS_INLINE_FUNCTION void host_team(const Member& team) const {
     static_assert(NT == 1, "the host's team paths are for one thread per team");
+    const Place place = place_of(team.league_rank());
+    const index_t tile = place.tile, range = place.range, m0 = place.m0, n0 = place.n0;
+    const index_t k_begin = place.k_begin, k_end = place.k_end;
     const index_t tiles = tiles_m_ * tiles_n_;
-    const index_t tile = team.league_rank() % tiles, range = team.league_rank() / tiles;
-    const index_t m0 = tile / tiles_n_ * BM, n0 = tile % tiles_n_ * BN;
-    const index_t k_begin = range * split_.span;
-    const index_t k_end = depth_ - k_begin < split_.span ? depth_ : k_begin + split_.span;
     const bool bias_team = FuseBias && n0 == 0;
     const int level = Tuning::scratch_level;
     const Scratch scratch(team.team_scratch(level), scratch_floats());
