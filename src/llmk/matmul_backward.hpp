@@ -51,6 +51,7 @@
 #pragma once
 
 #include <llmk/context.hpp>
+#include <llmk/operation.hpp>
 #include <llmk/tensor_ref.hpp>
 #include <llmk/types.hpp>
 
@@ -59,12 +60,6 @@
 #include <vector>
 
 namespace llmk {
-
-// How products of float32 inputs are computed: float32 FMAs, or TF32 tensor
-// cores (10-bit mantissas: ~5e-4 relative error, outside float32 tolerances).
-enum class Math { fp32, tf32 };
-// What a gradient receives: += (accumulate) or = (overwrite, without reading it).
-enum class Update { accumulate, overwrite };
 
 struct MatmulBackwardOptions {
   // An implementation's name (matmul_backward_impls() lists them), or "auto":
@@ -77,19 +72,12 @@ struct MatmulBackwardOptions {
   Update dbias_update = Update::accumulate;
 };
 
-// What an implementation declares about itself.
-struct MatmulBackwardImplInfo {
-  std::string name;
-  bool compiled;       // part of this build (its library was found)
-  bool deterministic;  // bitwise identical results from run to run
-  std::string dbias;   // how dbias is computed: "fused" into a GEMM, or the kernel's name
-  std::vector<std::string> precisions;  // the configurations it runs ("fp32", "bf16", ...)
-  bool tf32;                            // runs Math::tf32
-  bool rounds_once;  // a bf16 output is always its float sum (+ its old value)
-                     // rounded once (false: cuBLAS's split-K, beta = 1 and
-                     // DGELU round intermediate results to bf16)
-  std::string gelu;  // "fused" into the dinp product (where it can: cublaslt when dinp is
-                     // overwritten), or a "separate" pass
+// What an implementation declares about itself: ImplInfo (llmk/operation.hpp)
+// and how it computes dbias and GELU's backward.
+struct MatmulBackwardImplInfo : ImplInfo {
+  std::string dbias;  // how dbias is computed: "fused" into a GEMM, or the kernel's name
+  std::string gelu;   // "fused" into the dinp product (where it can: cublaslt when dinp is
+                      // overwritten), or a "separate" pass
 };
 
 // Every implementation llmk knows, compiled into this build or not, in the
@@ -110,19 +98,6 @@ std::size_t matmul_backward_workspace_bytes(index_t M, index_t C, index_t OC, bo
                                             const MatmulBackwardOptions& options = {},
                                             std::string_view precision = "fp32",
                                             bool has_gelu = false);
-
-namespace detail {
-template <class T>
-struct NoDeduce {
-  using type = T;
-};
-}  // namespace detail
-// Parameter types that take their execution space from the context or
-// instance argument (views convert to them implicitly).
-template <class ExecSpace>
-using Out = TensorRef<typename detail::NoDeduce<ExecSpace>::type>;
-template <class ExecSpace>
-using In = ConstTensorRef<typename detail::NoDeduce<ExecSpace>::type>;
 
 // Views (or TensorRefs), all of rank 2 (dout M×OC, inp and dinp M×C) or the
 // activations of rank 3 (dout B×T×OC, inp and dinp B×T×C); weight and dweight

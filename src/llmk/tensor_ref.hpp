@@ -120,4 +120,17 @@ using TensorRef = TensorRefT<ExecSpace, false>;
 template <class ExecSpace>
 using ConstTensorRef = TensorRefT<ExecSpace, true>;
 
+namespace detail {
+template <class T>
+struct NoDeduce {
+  using type = T;
+};
+}  // namespace detail
+// Parameter types of the entry points that take their execution space from
+// the context or instance argument (views convert to them implicitly).
+template <class ExecSpace>
+using Out = TensorRef<typename detail::NoDeduce<ExecSpace>::type>;
+template <class ExecSpace>
+using In = ConstTensorRef<typename detail::NoDeduce<ExecSpace>::type>;
+
 }  // namespace llmk
