@@ -319,9 +319,12 @@ const std::vector<MatmulBackwardImplInfo>& matmul_backward_impls() {
         using P = typename decltype(ptag)::type;
         if (I::template supports<P>) precisions.emplace_back(P::name);
       });
-      v.push_back({std::string(I::name), I::compiled, I::deterministic,
-                   std::string(bias_pass_name(I::bias)), precisions, I::tf32,
-                   I::rounds_once, I::fused_gelu ? "fused" : "separate"});
+      MatmulBackwardImplInfo info;
+      static_cast<ImplInfo&>(info) = {std::string(I::name), I::compiled, I::deterministic,
+                                      precisions, I::tf32, I::rounds_once};
+      info.dbias = std::string(bias_pass_name(I::bias));
+      info.gelu = I::fused_gelu ? "fused" : "separate";
+      v.push_back(info);
     });
     return v;
   }();
