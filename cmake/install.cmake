@@ -11,7 +11,9 @@ install(TARGETS llmk EXPORT llmkTargets
 install(FILES
     ${PROJECT_SOURCE_DIR}/src/llmk/bf16.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/context.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/layernorm_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/matmul_backward.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/operation.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/tensor_ref.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/types.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/llmk)

@@ -1,6 +1,6 @@
 // What "cublas" and "cublaslt" share, for their .cpp files only (CUDA builds):
 // element types as CUDA data types, and the output side of the dinp GEMM
-// (cublas_dinp_route in matmul_backward_cublas.hpp).
+// (cublas_dinp_route in src/ops/matmul_backward/cublas.hpp).
 //
 // cuBLAS is column-major; llmk's row-major matrices are their transposes: a
 // row-major R×K matrix is a column-major K×R matrix with leading dimension K.
@@ -12,7 +12,7 @@
 
 #include "cublas_handles.hpp"
 
-#include <backends/cublas/matmul_backward_cublas.hpp>
+#include <ops/matmul_backward/cublas.hpp>
 #include <kernels/gelu.hpp>
 #include <kernels/gemm_output.hpp>
 

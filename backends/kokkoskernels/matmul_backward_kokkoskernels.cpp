@@ -1,4 +1,4 @@
-#include <backends/kokkoskernels/matmul_backward_kokkoskernels.hpp>
+#include <ops/matmul_backward/kokkoskernels.hpp>
 #include <core/spaces.hpp>
 
 #include <KokkosBlas3_gemm.hpp>

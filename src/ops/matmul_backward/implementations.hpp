@@ -4,7 +4,8 @@
 // dispatch, the perf table's rows and the tests' parameters all derive from
 // it. To add an implementation: write its struct in its own header (the
 // traits of ImplDefaults in problem.hpp, and run()), include it here and put
-// it in the list (docs/design.md, "Adding an implementation").
+// it in the list (docs/design.md, "Adding an implementation"). A vendor's is
+// declared here too and defined in backends/ (cublas.hpp).
 #pragma once
 
 #include <core/registry.hpp>
@@ -12,8 +13,8 @@
 #include <ops/matmul_backward/team.hpp>
 #include <ops/matmul_backward/tiled.hpp>
 
-#include <backends/cublas/matmul_backward_cublas.hpp>
-#include <backends/kokkoskernels/matmul_backward_kokkoskernels.hpp>
+#include <ops/matmul_backward/cublas.hpp>
+#include <ops/matmul_backward/kokkoskernels.hpp>
 
 namespace llmk::op::matmul_backward {
 
@@ -24,7 +25,6 @@ namespace llmk::op::matmul_backward {
 using Implementations =
     core::ImplList<Cublas, CublasSerial, CublasLt, KokkosKernels, Tiled, Team, Naive>;
 
-template <class I, class ExecSpace>
-constexpr bool available_on = I::compiled && I::template available_on<ExecSpace>();
+using core::op::available_on;
 
 }  // namespace llmk::op::matmul_backward

@@ -5,8 +5,9 @@
 // they are named, and the entry points, tests and perf table walk it.
 #pragma once
 
-#include <llmk/types.hpp>
+#include <core/op/precision.hpp>
 
+#include <array>
 #include <string_view>
 
 namespace llmk::op::matmul_backward {
@@ -17,6 +18,13 @@ struct Precision {
   using dinp = DInp;
   using dweight = DWeight;
   using dbias = DBias;
+  // The roles' types, in the order the entry point lists the call's.
+  static constexpr std::array<core::op::Role, 4> roles() {
+    return {{{"inputs", dtype_of<In>()},
+             {"dinp", dtype_of<DInp>()},
+             {"dweight", dtype_of<DWeight>()},
+             {"dbias", dtype_of<DBias>()}}};
+  }
 };
 
 struct Fp32 : Precision<float, float, float, float> {
@@ -31,19 +39,8 @@ struct Bf16Fp32Grad : Precision<bf16, bf16, float, float> {
   static constexpr std::string_view name = "bf16-fp32grad";
 };
 
-template <class... Ps>
-struct PrecisionList {};
-using Precisions = PrecisionList<Fp32, Bf16, Bf16Fp32Grad>;
-
-template <class P>
-struct PrecisionTag {
-  using type = P;
-};
-
-// f(PrecisionTag<P>{}) for each configuration, in list order.
-template <class... Ps, class F>
-void for_each_precision(PrecisionList<Ps...>, F&& f) {
-  (f(PrecisionTag<Ps>{}), ...);
-}
+using core::op::for_each_precision;
+using core::op::PrecisionTag;
+using Precisions = core::op::PrecisionList<Fp32, Bf16, Bf16Fp32Grad>;
 
 }  // namespace llmk::op::matmul_backward

@@ -1,13 +1,14 @@
 // The matmul backward as an operation of llmk: what every implementation
 // receives (a validated Problem and a Call), what it declares about itself
-// (ImplDefaults lists the traits), and the dbias passes implementations share.
+// (ImplDefaults), and the dbias passes implementations share.
 #pragma once
 
 #include <llmk/compat.hpp>
 #include <llmk/matmul_backward.hpp>
 
 #include <core/checked.hpp>
-#include <core/context_state.hpp>
+#include <core/op/call.hpp>
+#include <core/op/impl_traits.hpp>
 #include <core/workspace.hpp>
 #include <kernels/column_sums.hpp>
 #include <ops/matmul_backward/precisions.hpp>
@@ -66,16 +67,9 @@ struct Problem {
   }
 };
 
-// What run() gets besides the problem. Everything that can fail (a handle, an
-// algorithm choice) must be done before an implementation's first launch, so
-// that a call that throws has written nothing.
+// What run() gets besides the problem (core/op/call.hpp).
 template <class ExecSpace>
-struct Call {
-  const ExecSpace& exec;
-  detail::ContextState<ExecSpace>& ctx;  // vendor resources: ctx.resource<R>()
-  core::Workspace& workspace;            // as much as the implementation declared
-  const MatmulBackwardOptions& options;
-};
+using Call = core::op::Call<ExecSpace, MatmulBackwardOptions>;
 
 // How an implementation computes dbias: fused into one of its GEMMs, or one
 // of the shared column-sum kernels (kernels/column_sums.hpp) after them.
@@ -123,52 +117,18 @@ void run_bias_pass(BiasPass pass, Call<ExecSpace>& call, const Problem<ExecSpace
   run_bias_pass(pass, call, p.dbias, p.dout, p.overwrite_dbias);
 }
 
-// The traits every implementation declares, with their defaults; an
-// implementation derives from this and redeclares what differs:
-//   name            its name in options.impl, the perf table, test names
-//   compiled        whether its library is part of this build
-//   available_on<S> whether it runs on execution space S (when compiled)
-//   deterministic   bitwise identical results from run to run
+// The traits every matmul implementation declares: those of every operation
+// (core/op/impl_traits.hpp lists them; max_cols applies to C and OC,
+// max_operand_elements to dout and inp per chunk of rows and to weight), and
 //   bias            how it computes dbias (BiasPass)
-//   max_rows        rows per run(): M is given in chunks of at most this
-//                   (Kokkos 3's league sizes are int)
-//   max_operand_elements
-//                   the most elements any one matrix of a run() may have
-//                   (libraries that count elements in int): the rows are
-//                   chunked further to keep dout and inp below it, and a
-//                   weight (OC·C) above it is refused
-//   max_cols        C and OC above this are refused with std::invalid_argument
-//   supports<P>     whether it runs precision configuration P (precisions.hpp)
-//   tf32            whether it runs Math::tf32 (float32 inputs only)
-//   rounds_once     whether a bf16 output is always its float sum rounded
-//                   once (libraries may round intermediate results to bf16)
+//   supports<P>     (default: fp32 only)
 //   fused_gelu      whether GELU's backward is part of its dinp product (else
-//                   a separate elementwise pass, product_output.hpp)
-//   auto_skips<P>(s) true where "auto" should pass it over for a call of
-//                   precision P and these sizes (a later implementation is
-//                   measured faster there, or keeps a promise it cannot)
-//   workspace<S, P> adds the workspace one run() of these sizes takes
-//   run<S, P>       the work, enqueued on call.exec; M, C, OC > 0
-struct ImplDefaults {
-  static constexpr bool compiled = true;
-  template <class ExecSpace>
-  static constexpr bool available_on() {
-    return true;
-  }
-  static constexpr bool deterministic = true;
+//                   a separate elementwise pass, kernels/gemm_output.hpp)
+struct ImplDefaults : core::op::ImplDefaults {
   static constexpr BiasPass bias = BiasPass::ColumnSums;
-  static constexpr index_t max_rows = core::kNoLimit;
-  static constexpr index_t max_operand_elements = core::kNoLimit;
-  static constexpr index_t max_cols = core::kNoLimit;
   template <class P>
   static constexpr bool supports = std::is_same_v<P, Fp32>;
-  static constexpr bool tf32 = false;
-  static constexpr bool rounds_once = true;
   static constexpr bool fused_gelu = false;
-  template <class P>
-  static bool auto_skips(const Sizes&) {
-    return false;
-  }
 };
 
 }  // namespace llmk::op::matmul_backward

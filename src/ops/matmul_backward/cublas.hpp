@@ -1,8 +1,10 @@
 // Implementations "cublas", "cublas_serial" and "cublaslt", for Kokkos::Cuda
-// only, in every precision configuration. Declared in every build (their
-// names are known everywhere); run() is compiled only with cuBLAS
-// (LLMK_HAVE_CUBLAS, backends/CMakeLists.txt), in matmul_backward_cublas.cpp
-// and matmul_backward_cublaslt.cpp. This header includes no CUDA header.
+// only, in every precision configuration. Declared here, in core, in every
+// build (their names are known everywhere; Ginkgo's way: kernels declared in
+// core, defined in the backend); their work is defined in backends/cublas/
+// (matmul_backward_cublas.cpp, matmul_backward_cublaslt.cpp), compiled only
+// with cuBLAS (LLMK_HAVE_CUBLAS, backends/CMakeLists.txt). Includes run one
+// way: backends/ include src/, never the reverse. No CUDA header here.
 #pragma once
 
 #include <ops/matmul_backward/problem.hpp>

@@ -3,8 +3,9 @@
 // cuBLAS on Cuda) when KokkosKernels was built with them; dbias: column_sums.
 // float32 only (KokkosKernels 3.4 has no bf16 GEMM); GELU's backward and the
 // updates through kernels/gemm_output.hpp.
-// Declared in every build (its name is known everywhere); run() is compiled
-// only with KokkosKernels (LLMK_HAVE_KOKKOSKERNELS, backends/CMakeLists.txt).
+// Declared here, in core, in every build (its name is known everywhere);
+// run() is defined in backends/kokkoskernels/, compiled only with
+// KokkosKernels (LLMK_HAVE_KOKKOSKERNELS, backends/CMakeLists.txt).
 #pragma once
 
 #include <kernels/gemm_output.hpp>

@@ -1,0 +1,56 @@
+// The traits every implementation of every operation declares, with their
+// defaults. An operation's own defaults derive from these and add what is
+// its own (matmul's bias pass, its GELU); an implementation derives from its
+// operation's defaults and redeclares what differs:
+//   name            its name in options.impl, the perf table, test names
+//   compiled        whether its library is part of this build
+//   available_on<S> whether it runs on execution space S (when compiled)
+//   deterministic   bitwise identical results from run to run
+//   max_rows        rows per run(): the rows are given in chunks of at most
+//                   this (Kokkos 3's league sizes are int)
+//   max_operand_elements
+//                   the most elements any one array of a run() may have
+//                   (libraries that count elements in int): the rows are
+//                   chunked further to keep the row-indexed arrays below it,
+//                   and a fixed operand (a weight) above it is refused
+//   max_cols        columns above this are refused with std::invalid_argument
+//   supports<P>     whether it runs precision configuration P
+//   tf32            whether it runs Math::tf32 (float32 inputs only)
+//   rounds_once     whether a bf16 output is always its float sum rounded
+//                   once (libraries may round intermediate results to bf16)
+//   auto_skips<P>(s) true where "auto" should pass it over for a call of
+//                   precision P and sizes s (a later implementation is
+//                   measured faster there, or keeps a promise it cannot)
+//   workspace<S, P>(size, s)  adds the workspace one run() of sizes s takes
+//   run<S, P>(call, problem)  the work, enqueued on call.exec; never called
+//                   for an empty problem (Op::is_empty)
+#pragma once
+
+#include <core/checked.hpp>
+
+#include <type_traits>
+
+namespace llmk::core::op {
+
+struct ImplDefaults {
+  static constexpr bool compiled = true;
+  template <class ExecSpace>
+  static constexpr bool available_on() {
+    return true;
+  }
+  static constexpr bool deterministic = true;
+  static constexpr index_t max_rows = kNoLimit;
+  static constexpr index_t max_operand_elements = kNoLimit;
+  static constexpr index_t max_cols = kNoLimit;
+  static constexpr bool tf32 = false;
+  static constexpr bool rounds_once = true;
+  template <class P, class Sizes>
+  static bool auto_skips(const Sizes&) {
+    return false;
+  }
+};
+
+template <class I, class ExecSpace>
+constexpr bool available_on = I::compiled && I::template available_on<ExecSpace>();
+
+}  // namespace llmk::core::op

@@ -1,0 +1,87 @@
+// What an operation's list answers, the part every operation shares: the
+// implementations' infos, whether a name is available on a space, what
+// "auto" stands for, and the workspace a call needs.
+#pragma once
+
+#include <core/op/call.hpp>
+#include <core/op/select.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmk::core::op {
+
+// The ImplInfo (llmk/operation.hpp) every implementation I declares.
+template <class Op, class I>
+ImplInfo impl_info() {
+  std::vector<std::string> precisions;
+  for_each_precision(typename Op::Precisions{}, [&](auto tag) {
+    using P = typename decltype(tag)::type;
+    if (I::template supports<P>) precisions.emplace_back(P::name);
+  });
+  return {std::string(I::name), I::compiled, I::deterministic, precisions, I::tf32,
+          I::rounds_once};
+}
+
+// Op::Info (ImplInfo or a struct derived from it) of every implementation,
+// in list order; Op::describe<I>(info) fills what the operation adds.
+template <class Op>
+std::vector<typename Op::Info> impl_infos() {
+  std::vector<typename Op::Info> v;
+  for_each_impl(typename Op::Implementations{}, [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    typename Op::Info info;
+    static_cast<ImplInfo&>(info) = impl_info<Op, I>();
+    Op::template describe<I>(info);
+    v.push_back(info);
+  });
+  return v;
+}
+
+template <class Op>
+std::vector<std::string> precision_list() {
+  std::vector<std::string> v;
+  for_each_precision(typename Op::Precisions{},
+                     [&](auto tag) { v.emplace_back(decltype(tag)::type::name); });
+  return v;
+}
+
+// Whether `impl` ("auto": always, the list ends with a portable one) is
+// compiled in and runs on ExecSpace.
+template <class Op, class ExecSpace>
+bool available(std::string_view impl) {
+  if (impl == "auto") return true;
+  bool is_available = false;
+  const bool known = visit_impl(typename Op::Implementations{}, impl, [&](auto tag) {
+    is_available = available_on<typename decltype(tag)::type, ExecSpace>;
+  });
+  if (!known) throw_unknown<Op>(impl);
+  return is_available;
+}
+
+template <class Op, class ExecSpace>
+std::string auto_impl(std::string_view precision, Math math) {
+  std::string name;
+  with_precision_named<typename Op::Precisions>(Op::name, precision, [&](auto tag) {
+    name = auto_name<Op, ExecSpace, typename decltype(tag)::type>(math, typename Op::Sizes{});
+  });
+  return name;
+}
+
+// The workspace bytes of a call of sizes s in the named precision, with the
+// implementation `impl` ("auto" resolved as a call would).
+template <class Op, class ExecSpace>
+std::size_t workspace_bytes(const typename Op::Sizes& s, std::string_view impl, Math math,
+                            std::string_view precision) {
+  std::size_t bytes = 0;
+  with_precision_named<typename Op::Precisions>(Op::name, precision, [&](auto ptag) {
+    using P = typename decltype(ptag)::type;
+    with_impl<Op, ExecSpace, P>(impl, math, s, [&](auto tag) {
+      bytes = workspace_of<Op, typename decltype(tag)::type, ExecSpace, P>(s);
+    });
+  });
+  return bytes;
+}
+
+}  // namespace llmk::core::op
