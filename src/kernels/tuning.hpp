@@ -110,6 +110,21 @@ struct TiledTuning {
   static index_t resident_teams() { return ExecSpace().concurrency(); }
 };
 
+// The layer-norm backward's blocked kernel (layernorm_backward.hpp): a team
+// per block of at least rows_per_block rows (more when M would need more
+// than max_blocks teams: the partial column sums take blocks·C floats), in
+// sub-blocks of sub_rows rows whose dinp rows and column sums it computes
+// while they are in cache. Host: one thread per team, loops that vectorize;
+// 16 rows of 768 floats of dout and inp are 96 KiB, in the L2.
+template <class ExecSpace>
+struct LayernormTuning {
+  static constexpr int team_size = 1;
+  static constexpr int vector_length = 1;
+  static constexpr int rows_per_block = 64;
+  static constexpr int sub_rows = 16;
+  static constexpr int max_blocks = 4096;
+};
+
 #ifdef KOKKOS_ENABLE_CUDA
 // Cuda: a team is 8 warps-worth of (thread × lane) pairs; lanes run along the
 // contiguous dimension so that a warp's loads are coalesced.
@@ -172,6 +187,18 @@ struct ColumnSumTuning<Kokkos::Cuda> {
 // K is split (split_k) when the tiles fill the SMs' waves badly (dweight at
 // the seed shape: 144 tiles for 264 team slots: 1.94 -> 1.10 ms).
 // Measurements: docs/performance.md, perf/dev/tiled_bench.cpp.
+// Cuda: 8 warps of 32 lanes, a row per warp in dinp; the column sums
+// spread over all 256 threads (coalesced). 64 rows per block: 128 blocks at
+// M = 8192, about an SM each on an H200 (132 SMs).
+template <>
+struct LayernormTuning<Kokkos::Cuda> {
+  static constexpr int team_size = 8;
+  static constexpr int vector_length = 32;
+  static constexpr int rows_per_block = 64;
+  static constexpr int sub_rows = 8;
+  static constexpr int max_blocks = 4096;
+};
+
 template <>
 struct TiledTuning<Kokkos::Cuda> {
   static constexpr int team_size = 8, vector_length = 32;

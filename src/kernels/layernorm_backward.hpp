@@ -1,0 +1,232 @@
+// The layer-norm backward kernels (ops/layernorm_backward/ has the operation).
+// For row m with norm = (inp − mean_m)·rstd_m and dnorm = dout ⊙ weight:
+//   dinp[m, :] ⟵ rstd_m · (dnorm − mean_c(dnorm) − norm · mean_c(dnorm ⊙ norm))
+//   dweight    ⟵ Σ_m dout[m, :] ⊙ norm[m, :]
+//   dbias      ⟵ Σ_m dout[m, :]
+// Sums in float (the row means as llm.c's), one rounding into each output
+// (kernels/update.hpp). Deterministic: no floating-point atomics; the column
+// sums are added in an order fixed by M and C alone (LayernormPlan), so the
+// results are bitwise the same from run to run and on any thread count.
+//
+//  - layernorm_rows_naive / layernorm_columns_naive: a thread per row of dinp,
+//    a thread per column of dweight and dbias summing all M rows in order
+//    (the baseline: two passes over dout and inp, strided column reads);
+//  - layernorm_blocked: a team per block of rows (one pass over dout and
+//    inp). For each sub-block of rows it computes their dinp (a row per
+//    thread-row, the two row means by a vector reduction) and adds the
+//    sub-block's dout ⊙ norm and dout to the team's float partial column
+//    sums in the workspace (columns over all the team's threads: coalesced on
+//    a GPU, unit-stride on a CPU; the sub-block is still in cache); then
+//    layernorm_partials_reduce adds the teams' partials in team order into
+//    dweight and dbias.
+#pragma once
+
+#include <kernels/tuning.hpp>
+#include <kernels/update.hpp>
+#include <llmk/types.hpp>
+
+#include <algorithm>
+
+namespace llmk::kernels {
+
+// The two row sums of a row's dinp: Σ dnorm and Σ dnorm ⊙ norm, reduced
+// together (one pass over the row).
+struct RowSums {
+  float dnorm = 0, dnorm_norm = 0;
+  KOKKOS_INLINE_FUNCTION RowSums& operator+=(const RowSums& o) {
+    dnorm += o.dnorm;
+    dnorm_norm += o.dnorm_norm;
+    return *this;
+  }
+  // Kokkos 3.4's reducers join through volatile references.
+  KOKKOS_INLINE_FUNCTION void operator+=(const volatile RowSums& o) volatile {
+    dnorm += o.dnorm;
+    dnorm_norm += o.dnorm_norm;
+  }
+};
+
+}  // namespace llmk::kernels
+
+namespace Kokkos {
+template <>
+struct reduction_identity<llmk::kernels::RowSums> {
+  KOKKOS_FORCEINLINE_FUNCTION static llmk::kernels::RowSums sum() { return {}; }
+};
+}  // namespace Kokkos
+
+namespace llmk::kernels {
+
+// How layernorm_blocked splits the rows: `blocks` teams of `rows_per_block`
+// rows (the last may have fewer), each in sub-blocks of LayernormTuning's
+// sub_rows. It depends on M, C and the tuning's constants only (not on the
+// thread count), so that the order of the column sums does too.
+struct LayernormPlan {
+  index_t blocks = 0, rows_per_block = 0;
+};
+
+template <class ExecSpace>
+LayernormPlan layernorm_plan(const index_t M) {
+  using Tuning = LayernormTuning<ExecSpace>;
+  const index_t per_block = std::max<index_t>(
+      Tuning::rows_per_block, (M + Tuning::max_blocks - 1) / Tuning::max_blocks);
+  return {(M + per_block - 1) / per_block, per_block};
+}
+
+// Floats of workspace layernorm_blocked takes: a partial dweight (and dbias)
+// row per block.
+template <class ExecSpace>
+index_t layernorm_blocked_workspace(const index_t M, const index_t C, const bool bias) {
+  if (M == 0 || C == 0) return 0;
+  return layernorm_plan<ExecSpace>(M).blocks * C * (bias ? 2 : 1);
+}
+
+// What every kernel reads and writes, as views of the precision's types.
+template <class ExecSpace, class TIn, class TDinp, class TDweight, class TDbias>
+struct LayernormArgs {
+  Matrix<ExecSpace, TDinp> dinp;          // M × C
+  Vector<ExecSpace, TDweight> dweight;    // C
+  Vector<ExecSpace, TDbias> dbias;        // C, or empty
+  ConstMatrix<ExecSpace, TIn> dout, inp;  // M × C
+  ConstVector<ExecSpace, TIn> weight;     // C
+  ConstVector<ExecSpace, float> mean, rstd;  // M
+  bool overwrite_dinp = false, overwrite_dweight = false, overwrite_dbias = false;
+};
+
+// dinp of row m, given its two row sums.
+template <class Args>
+KOKKOS_INLINE_FUNCTION void layernorm_dinp_row(const Args& a, const index_t m, const index_t c,
+                                               const RowSums& s, const float inv_c) {
+  const float mean = a.mean(m), rstd = a.rstd(m);
+  const float norm = (to_float(a.inp(m, c)) - mean) * rstd;
+  const float dnorm = to_float(a.dout(m, c)) * to_float(a.weight(c));
+  const float v = rstd * (dnorm - s.dnorm * inv_c - norm * (s.dnorm_norm * inv_c));
+  update(a.dinp(m, c), v, a.overwrite_dinp);
+}
+
+template <class Args>
+KOKKOS_INLINE_FUNCTION void layernorm_row_terms(const Args& a, const index_t m, const index_t c,
+                                                RowSums& s) {
+  const float norm = (to_float(a.inp(m, c)) - a.mean(m)) * a.rstd(m);
+  const float dnorm = to_float(a.dout(m, c)) * to_float(a.weight(c));
+  s.dnorm += dnorm;
+  s.dnorm_norm += dnorm * norm;
+}
+
+// --- naive ------------------------------------------------------------------
+
+template <class ExecSpace, class Args>
+void layernorm_rows_naive(const ExecSpace& exec, const Args& a) {
+  const index_t C = a.dinp.extent(1);
+  const float inv_c = 1.0f / float(C);
+  Kokkos::parallel_for(
+      "llmk::layernorm_dinp_naive", Range<ExecSpace>(exec, 0, index_t(a.dinp.extent(0))),
+      KOKKOS_LAMBDA(const index_t m) {
+        RowSums s;
+        for (index_t c = 0; c < C; ++c) layernorm_row_terms(a, m, c, s);
+        for (index_t c = 0; c < C; ++c) layernorm_dinp_row(a, m, c, s, inv_c);
+      });
+}
+
+template <class ExecSpace, class Args>
+void layernorm_columns_naive(const ExecSpace& exec, const Args& a) {
+  const index_t M = a.dout.extent(0);
+  const bool bias = a.dbias.extent(0) != 0;
+  Kokkos::parallel_for(
+      "llmk::layernorm_dweight_naive", Range<ExecSpace>(exec, 0, index_t(a.dweight.extent(0))),
+      KOKKOS_LAMBDA(const index_t c) {
+        float dw = 0, db = 0;
+        for (index_t m = 0; m < M; ++m) {
+          const float d = to_float(a.dout(m, c));
+          dw += d * (to_float(a.inp(m, c)) - a.mean(m)) * a.rstd(m);
+          db += d;
+        }
+        update(a.dweight(c), dw, a.overwrite_dweight);
+        if (bias) update(a.dbias(c), db, a.overwrite_dbias);
+      });
+}
+
+// --- blocked ----------------------------------------------------------------
+
+template <class ExecSpace, class Args>
+class LayernormBlocked {
+ public:
+  using Tuning = LayernormTuning<ExecSpace>;
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
+  using Member = typename Policy::member_type;
+
+  // partials: layernorm_blocked_workspace floats.
+  LayernormBlocked(const Args& a, float* partials)
+      : a_(a),
+        partials_(partials),
+        M_(a.dout.extent(0)),
+        C_(a.dout.extent(1)),
+        bias_(a.dbias.extent(0) != 0),
+        plan_(layernorm_plan<ExecSpace>(M_)) {}
+
+  void run(const ExecSpace& exec) const {
+    Kokkos::parallel_for("llmk::layernorm_blocked",
+                         Policy(exec, plan_.blocks, Tuning::team_size, Tuning::vector_length),
+                         *this);
+    Kokkos::parallel_for("llmk::layernorm_partials_reduce",
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>, Reduce>(
+                             exec, 0, C_),
+                         *this);
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const index_t block = team.league_rank();
+    const index_t r0 = block * plan_.rows_per_block;
+    const index_t r1 = r0 + plan_.rows_per_block < M_ ? r0 + plan_.rows_per_block : M_;
+    const float inv_c = 1.0f / float(C_);
+    float* const dw = partials_ + block * C_ * (bias_ ? 2 : 1);
+    float* const db = dw + C_;
+    for (index_t s0 = r0; s0 < r1; s0 += Tuning::sub_rows) {
+      const index_t s1 = s0 + Tuning::sub_rows < r1 ? s0 + Tuning::sub_rows : r1;
+      // dinp: a row per thread-row, its lanes along the row.
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, s0, s1), [&](const index_t m) {
+        RowSums s;
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(team, C_),
+            [&](const index_t c, RowSums& part) { layernorm_row_terms(a_, m, c, part); }, s);
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, C_),
+                             [&](const index_t c) { layernorm_dinp_row(a_, m, c, s, inv_c); });
+      });
+      // The sub-block's column sums into the team's partial rows: a column
+      // per thread, its rows in order. (No barrier: a column is always the
+      // same thread's, and the dinp rows are not read here.)
+      const bool first = s0 == r0;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, C_), [&](const index_t c) {
+        float w = first ? 0.0f : dw[c], b = first || !bias_ ? 0.0f : db[c];
+        for (index_t m = s0; m < s1; ++m) {
+          const float d = to_float(a_.dout(m, c));
+          w += d * ((to_float(a_.inp(m, c)) - a_.mean(m)) * a_.rstd(m));
+          b += d;
+        }
+        dw[c] = w;
+        if (bias_) db[c] = b;
+      });
+    }
+  }
+
+  struct Reduce {};
+  // dweight[c] and dbias[c]: the blocks' partials in block order.
+  KOKKOS_INLINE_FUNCTION void operator()(Reduce, const index_t c) const {
+    const index_t stride = C_ * (bias_ ? 2 : 1);
+    float w = 0, b = 0;
+    for (index_t block = 0; block < plan_.blocks; ++block) {
+      w += partials_[block * stride + c];
+      if (bias_) b += partials_[block * stride + C_ + c];
+    }
+    update(a_.dweight(c), w, a_.overwrite_dweight);
+    if (bias_) update(a_.dbias(c), b, a_.overwrite_dbias);
+  }
+
+ private:
+  Args a_;
+  float* partials_;
+  index_t M_, C_;
+  bool bias_;
+  LayernormPlan plan_;
+};
+
+}  // namespace llmk::kernels
