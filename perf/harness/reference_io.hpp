@@ -15,8 +15,14 @@
 #include <llmk/bf16.hpp>
 #include <llmk/operation.hpp>
 #include <llmk/types.hpp>
+#if __has_include(<core/reference/compare.hpp>)
+#include <core/reference/bf16.hpp>
+#include <core/reference/compare.hpp>
+#include <core/reference/precision.hpp>
+#else  // before llmk_reference (core/reference/) existed
 #include <ops/matmul_backward/reference/compare.hpp>
 #include <ops/matmul_backward/reference/problem.hpp>
+#endif
 
 #include <Kokkos_Core.hpp>
 

@@ -105,7 +105,12 @@ inline TableLayout layout_of(const Suite& suite) {
   std::string title = suite.title + ",";
   for (const auto& [name, value] : suite.params) title += " " + name + "=" + std::to_string(value);
   if (!suite.derived.empty()) title += " (" + suite.derived + ")";
-  TableLayout layout{title, suite.stage_columns, suite.error_columns, suite.comparisons, suite.notes};
+  TableLayout layout;
+  layout.title = title;
+  layout.stage_columns = suite.stage_columns;
+  layout.error_columns = suite.error_columns;
+  layout.comparisons = suite.comparisons;
+  layout.notes = suite.notes;
   layout.vs_column = suite.vs_column;
   layout.gflops_column = suite.gflops_column;
   layout.gbs_column = suite.gbs_column;
