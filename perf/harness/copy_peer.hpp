@@ -50,9 +50,9 @@ Row copy_row(const ExecSpace& exec, double bytes, std::int64_t units,
     const std::pair<std::int64_t, std::int64_t> part(0, len);
     Kokkos::deep_copy(exec, Kokkos::subview(dst, part), Kokkos::subview(src, part));
   };
-  row.note = "a device copy of half the bytes a call moves, from one buffer into another "
-             "(reads + writes = the call's bytes; Kokkos::deep_copy on the instance: "
-             "cudaMemcpyAsync on Cuda): the bandwidth ceiling that % copy divides by";
+  row.note = "a copy of half the bytes a call moves from one buffer into another, on the "
+             "backend (reads + writes = the call's bytes; Kokkos::deep_copy on the instance, "
+             "cudaMemcpyAsync on Cuda): the bandwidth ceiling that % copy compares with";
   return row;
 }
 

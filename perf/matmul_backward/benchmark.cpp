@@ -6,6 +6,7 @@
 
 #include <llmk/context.hpp>
 #include <llmk/matmul_backward.hpp>
+#include <ops/matmul_backward/reference/compare.hpp>
 #include <ops/matmul_backward/reference/reference.hpp>
 
 #include <Kokkos_Core.hpp>
