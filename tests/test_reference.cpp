@@ -1,7 +1,9 @@
-// The float64 reference and the comparisons every other test (and llmk-perf)
-// relies on (llmk_matmul_backward_reference): checked against plain loops
-// written here, against each other (loops, OpenBLAS dgemm), and on the NaN,
-// Inf and size cases the comparisons must catch.
+// The float64 reference of matmul_backward (llmk_matmul_backward_reference)
+// and the comparisons, bf16 rounding and precisions every other test (and
+// llmk-perf) relies on (llmk_reference): checked against plain loops written
+// here, against each other (loops, OpenBLAS dgemm), and on the NaN, Inf and
+// size cases the comparisons must catch. (layernorm_backward's reference:
+// test_layernorm_reference.cpp.)
 #include "support/compare.hpp"
 #include "support/problem.hpp"
 

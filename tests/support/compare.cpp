@@ -1,5 +1,7 @@
 #include "support/compare.hpp"
 
+#include <core/reference/bf16.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>

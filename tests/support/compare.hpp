@@ -1,7 +1,8 @@
-// gtest assertions around llmk_matmul_backward_reference's comparisons.
+// gtest assertions around llmk_reference's comparisons (the same for every
+// operation: each operation's tolerances are its reference library's).
 #pragma once
 
-#include <ops/matmul_backward/reference/compare.hpp>
+#include <core/reference/compare.hpp>
 
 #include <gtest/gtest.h>
 
@@ -10,7 +11,7 @@
 
 namespace llmk_test {
 
-// The one float32 tolerance (its derivation is in reference/compare.hpp).
+// The one float32 tolerance (its derivation is in core/reference/compare.hpp).
 using llmk::reference::kFloat32Tolerance;
 // Two float32 results each within kFloat32Tolerance of the exact one are
 // within twice that of each other (comparing two backends).

@@ -1,90 +1,8 @@
 #include <ops/matmul_backward/reference/problem.hpp>
 
-#include <cmath>
-#include <cstring>
-#include <random>
+#include <cstddef>
 
 namespace llmk::reference {
-
-const char* precision_name(Precision precision) {
-  switch (precision) {
-    case Precision::fp32: return "fp32";
-    case Precision::tf32: return "tf32";
-    case Precision::bf16: return "bf16";
-    case Precision::bf16_fp32grad: return "bf16-fp32grad";
-  }
-  return "?";
-}
-
-bool parse_precision(std::string_view name, Precision& precision) {
-  for (Precision p : all_precisions()) {
-    if (name == precision_name(p)) {
-      precision = p;
-      return true;
-    }
-  }
-  return false;
-}
-
-const std::vector<Precision>& all_precisions() {
-  static const std::vector<Precision> all = {Precision::fp32, Precision::tf32, Precision::bf16,
-                                             Precision::bf16_fp32grad};
-  return all;
-}
-
-const char* output_name(Output output) {
-  switch (output) {
-    case Output::dinp: return "dinp";
-    case Output::dweight: return "dweight";
-    case Output::dbias: return "dbias";
-  }
-  return "?";
-}
-
-bool bf16_inputs(Precision precision) {
-  return precision == Precision::bf16 || precision == Precision::bf16_fp32grad;
-}
-
-bool bf16_output(Precision precision, Output output) {
-  return precision == Precision::bf16 ||
-         (precision == Precision::bf16_fp32grad && output == Output::dinp);
-}
-
-std::uint16_t float_to_bf16_bits(float x) {
-  std::uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  const std::uint32_t sign = u & 0x80000000u, magnitude = u & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) return std::uint16_t((sign >> 16) | 0x7fc0u);  // NaN: quiet
-  if (magnitude == 0x7f800000u) return std::uint16_t(u >> 16);                // ±Inf
-  // Keep the top 16 bits; the 16 dropped ones decide: above half an ulp up,
-  // below down, exactly half to the even neighbour. A carry out of the
-  // mantissa moves to the next binade (or to Inf), as it should.
-  std::uint32_t kept = magnitude >> 16;
-  const std::uint32_t dropped = magnitude & 0xffffu;
-  if (dropped > 0x8000u || (dropped == 0x8000u && (kept & 1u))) ++kept;
-  return std::uint16_t((sign >> 16) | kept);
-}
-
-float bf16_bits_to_float(std::uint16_t bits) {
-  const std::uint32_t u = std::uint32_t(bits) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-float round_to_bf16(float x) { return bf16_bits_to_float(float_to_bf16_bits(x)); }
-
-std::vector<float> widen_bf16(const std::uint16_t* bits, std::size_t count) {
-  std::vector<float> out(count);
-  for (std::size_t i = 0; i < count; ++i) out[i] = bf16_bits_to_float(bits[i]);
-  return out;
-}
-
-std::vector<std::uint16_t> narrow_to_bf16(const std::vector<float>& values) {
-  std::vector<std::uint16_t> out(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) out[i] = float_to_bf16_bits(values[i]);
-  return out;
-}
 
 double Shape::flops() const {
   const double m = double(M()), c = double(C), oc = double(OC);
@@ -114,22 +32,6 @@ const std::vector<Shape>& test_shapes() {
 }
 
 Shape seed_shape() { return {"seed", 8, 1024, 768, 3072}; }
-
-void fill_random(float* values, std::size_t count, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  for (std::size_t i = 0; i < count; ++i) {
-    float v;
-    do {
-      // 24 random bits → a float in [0, 1) exactly, then [-1, 1).
-      v = float(rng() >> 8) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
-    } while (v == 0.0f);
-    values[i] = v;
-  }
-}
-
-void fill_random(std::vector<float>& values, std::uint32_t seed) {
-  fill_random(values.data(), values.size(), seed);
-}
 
 HostProblem make_problem(const Shape& s, std::uint32_t seed, const ProblemOptions& options) {
   HostProblem p;

@@ -1,53 +1,25 @@
 // Host problems of llmk::matmul_backward, shared by the tests and the perf
 // driver: shapes, random inputs and random initial gradients.
 // Part of llmk_matmul_backward_reference, a static library that is not
-// installed and depends on neither llmk nor Kokkos (plain C++17).
+// installed and depends on neither llmk nor Kokkos (plain C++17); what is not
+// matmul's is llmk_reference's (core/reference/), which it links.
 #pragma once
 
-#include <cstddef>
+#include <core/reference/bf16.hpp>
+#include <core/reference/precision.hpp>
+#include <core/reference/random.hpp>
+
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace llmk::reference {
 
-// The precision configurations of llmk::matmul_backward, and how products
-// are computed:
-//   fp32           everything float, float32 products
-//   tf32           everything float, products on TF32 tensor cores (Math::tf32)
-//   bf16           everything bf16 (inputs, dinp, dweight, dbias)
-//   bf16_fp32grad  inputs and dinp bf16, dweight and dbias float ("bf16-fp32grad")
-enum class Precision { fp32, tf32, bf16, bf16_fp32grad };
-// "fp32", "tf32", "bf16", "bf16-fp32grad"
-const char* precision_name(Precision precision);
-// The inverse of precision_name; false (and `precision` unchanged) for any other string.
-bool parse_precision(std::string_view name, Precision& precision);
-// All four, in the order above.
-const std::vector<Precision>& all_precisions();
-
-// The three outputs, and their names ("dinp", "dweight", "dbias").
-enum class Output { dinp, dweight, dbias };
-const char* output_name(Output output);
-
-// Element types: whether inputs (dout, inp, weight, pre_gelu) are bf16, and
-// whether an output is bf16, in a configuration.
-bool bf16_inputs(Precision precision);
-bool bf16_output(Precision precision, Output output);
-
-// bfloat16 on the host, independent of llmk's llmk::bf16 (a test of the one
-// must not rely on the other): the top 16 bits of a float32.
-//  - float_to_bf16_bits: round to nearest, ties to even; NaN stays NaN (quiet,
-//    sign kept), ±Inf stays ±Inf, finite values that round past bf16's largest
-//    finite value (0x7f7f, 3.3895e38) become ±Inf.
-//  - bf16_bits_to_float: exact.
-//  - round_to_bf16(x) = bf16_bits_to_float(float_to_bf16_bits(x)).
-std::uint16_t float_to_bf16_bits(float x);
-float bf16_bits_to_float(std::uint16_t bits);
-float round_to_bf16(float x);
-// Every element of a bf16 buffer (read as uint16) widened to float; and back.
-std::vector<float> widen_bf16(const std::uint16_t* bits, std::size_t count);
-std::vector<std::uint16_t> narrow_to_bf16(const std::vector<float>& values);
+// Precision and Output (core/reference/precision.hpp: the configurations,
+// and the element types in each: bf16_inputs, bf16_output), the host bf16
+// helpers (core/reference/bf16.hpp) and fill_random
+// (core/reference/random.hpp) are llmk_reference's, shared with the other
+// operations; included here, as before, for every caller.
 
 // A problem's sizes: dout and out are B×T×OC, inp B×T×C, weight OC×C.
 struct Shape {
@@ -87,12 +59,6 @@ struct ProblemOptions {
   Precision precision = Precision::fp32;
   bool gelu = false;  // make pre_gelu
 };
-
-// Uniform in [-1, 1) and never 0, from std::mt19937 (whose sequence the C++
-// standard fixes; no std::*_distribution, whose output is not), so a seed gives
-// the same values on every platform.
-void fill_random(std::vector<float>& values, std::uint32_t seed);
-void fill_random(float* values, std::size_t count, std::uint32_t seed);
 
 // Random non-zero inputs AND random non-zero initial gradients: gradients
 // accumulate (+=), and an element an implementation fails to write keeps its
