@@ -1,6 +1,6 @@
-// What every operation's benchmark does with llmk's reference library (its
-// general part: Precision, bf16 on the host, compare) and llmk's element
-// types, knowing nothing of the operation:
+// What every operation's benchmark does with llmk_reference (the part of the
+// float64 references every operation shares: Precision, bf16 on the host,
+// compare) and llmk's element types, knowing nothing of the operation:
 //  - the precisions --precision names, parsed into reference::Precision;
 //  - whether an implementation declares a precision;
 //  - a precision's element types (activations, parameter gradients);
@@ -15,14 +15,9 @@
 #include <llmk/bf16.hpp>
 #include <llmk/operation.hpp>
 #include <llmk/types.hpp>
-#if __has_include(<core/reference/compare.hpp>)
 #include <core/reference/bf16.hpp>
 #include <core/reference/compare.hpp>
 #include <core/reference/precision.hpp>
-#else  // before llmk_reference (core/reference/) existed
-#include <ops/matmul_backward/reference/compare.hpp>
-#include <ops/matmul_backward/reference/problem.hpp>
-#endif
 
 #include <Kokkos_Core.hpp>
 
