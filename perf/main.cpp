@@ -57,9 +57,7 @@ int main(int argc, char** argv) {
   CLI::App* layernorm_cmd = app.add_subcommand(
       "layernorm_backward",
       "the backward pass of GPT-2's layer normalization (dinp, dweight, dbias)");
-#ifdef LLMK_PERF_LAYERNORM
   llmk::perf::layernorm_backward::add_options(*layernorm_cmd, layernorm);
-#endif
   for (CLI::App* cmd : {matmul_cmd, layernorm_cmd}) {
     cmd->fallthrough();  // the harness's options after the subcommand too
     cmd->footer("llmk-perf's own options (--backend, --repeat, --warmup, --budget, --max-call, "
@@ -81,15 +79,8 @@ int main(int argc, char** argv) {
   llmk::perf::warn_about(harness);
 
   std::function<int()> run = [&] { return llmk::perf::matmul_backward::run(harness, matmul); };
-  if (layernorm_cmd->parsed()) {
-#ifdef LLMK_PERF_LAYERNORM
+  if (layernorm_cmd->parsed())
     run = [&] { return llmk::perf::layernorm_backward::run(harness, layernorm); };
-#else  // until llmk's layernorm_backward and its reference library are in the tree
-    std::cerr << "llmk-perf: layernorm_backward is not in this build (llmk's implementation or "
-                 "llmk_layernorm_backward_reference is missing)\n";
-    return 2;
-#endif
-  }
 
   std::unique_ptr<Kokkos::ScopeGuard> kokkos;
   try {
