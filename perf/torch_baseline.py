@@ -350,6 +350,8 @@ def profiled_kernel_ms(torch, call, l2_flush, calls):
         return sorted((e for e in prof.events() if e.device_type == DeviceType.CUDA),
                       key=lambda e: e.time_range.start)
 
+    warnings.filterwarnings("ignore", module="torch.profiler")
+    warnings.filterwarnings("ignore", module="torch.autograd.profiler")
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         l2_flush.zero_()
         torch.cuda.synchronize()
@@ -374,6 +376,16 @@ def profiled_kernel_ms(torch, call, l2_flush, calls):
     if not per_call:
         return None, "torch.profiler reported no CUDA kernel for the calls"
     return per_call, names
+
+
+def cudagraph_skips(torch):
+    """How often Inductor has decided against CUDA graphs so far (None: this
+    PyTorch does not count it)."""
+    try:
+        from torch._dynamo.utils import counters
+        return counters["inductor"]["cudagraph_skips"]
+    except Exception:
+        return None
 
 
 def ln_record(torch, args, precision, impl, times, errors, note, **extra):
@@ -454,6 +466,10 @@ def ln_run_precision(torch, args, precision, dev, l2_flush):
         mark_step = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
         before = mark_step if mode == "reduce-overhead" and mark_step else None
         compiled, compile_s, why = None, None, None
+        skips = cudagraph_skips(torch)
+        caught = warnings.catch_warnings(record=True)
+        seen = caught.__enter__()
+        warnings.simplefilter("always")
         for up in (False, True) if precision == "bf16-fp32grad" else (False,):
             torch._dynamo.reset()
             fn = torch.compile(ln_step(torch, C, args.overwrite_dinp, up), mode=mode, dynamic=False)
@@ -469,6 +485,7 @@ def ln_run_precision(torch, args, precision, dev, l2_flush):
             except Exception as e:  # Inductor and Dynamo raise many kinds
                 why = first_error_line(e)
         if compiled is None:
+            caught.__exit__(None, None, None)
             records.append(ln_skipped(args, precision, impl, why))
             if mode == "default":
                 records.append(ln_skipped(args, precision, "peer:pytorch-compile-kernels", why))
@@ -482,6 +499,16 @@ def ln_run_precision(torch, args, precision, dev, l2_flush):
             before()
         outs = [o.clone() for o in compiled(*q.args())]
         torch.cuda.synchronize()
+        caught.__exit__(None, None, None)
+        graphs = ""
+        if mode == "reduce-overhead":
+            skipped = cudagraph_skips(torch) - skips if skips is not None else None
+            said = "; ".join(dict.fromkeys(str(w.message).splitlines()[0][:160] for w in seen
+                                           if "cudagraph" in str(w.message).lower()))
+            if skipped or said:
+                graphs = "; Inductor skipped CUDA graphs" + (": " + said if said else "")
+            elif skipped == 0:
+                graphs = "; CUDA graphs (Inductor counted no skip)"
         errors = ln_errors(outs, ref)
         del outs
         times = time_calls(torch, lambda: compiled(*q.args()), l2_flush, args.warmup, args.repeat,
@@ -489,7 +516,7 @@ def ln_run_precision(torch, args, precision, dev, l2_flush):
         how = (f"torch.compile(mode=\"{mode}\") of aten.native_layer_norm_backward and the updates "
                f"({update}, dweight +=, dbias +=), {what}" + (detour if upcast_c else ""))
         records.append(ln_record(torch, args, precision, impl, times, errors,
-                                 f"{how}; compiled in {compile_s:.1f} s (first call)",
+                                 f"{how}; compiled in {compile_s:.1f} s (first call){graphs}",
                                  compile_s=compile_s))
         if mode == "default":
             kernel_times, names = profiled_kernel_ms(torch, lambda: compiled(*q.args()), l2_flush,
