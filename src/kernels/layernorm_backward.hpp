@@ -153,6 +153,11 @@ class LayernormBlocked {
   using Tuning = LayernormTuning<ExecSpace>;
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   using Member = typename Policy::member_type;
+  struct Reduce {};
+  using ReducePolicy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>, Reduce>;
+  // One thread per team and no lanes (the host's): rows and columns are
+  // plain loops that the compiler vectorizes.
+  static constexpr bool one_thread = Tuning::team_size == 1 && Tuning::vector_length == 1;
 
   // partials: layernorm_blocked_workspace floats.
   LayernormBlocked(const Args& a, float* partials)
@@ -167,19 +172,24 @@ class LayernormBlocked {
     Kokkos::parallel_for("llmk::layernorm_blocked",
                          Policy(exec, plan_.blocks, Tuning::team_size, Tuning::vector_length),
                          *this);
-    Kokkos::parallel_for("llmk::layernorm_partials_reduce",
-                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>, Reduce>(
-                             exec, 0, C_),
-                         *this);
+    const int cols = Tuning::reduce_columns, threads = Tuning::reduce_threads;
+    ReducePolicy reduce(exec, (C_ + cols - 1) / cols, threads, Tuning::vector_length);
+    Kokkos::parallel_for(
+        "llmk::layernorm_partials_reduce",
+        reduce.set_scratch_size(0, Kokkos::PerTeam(sizeof(float) * 2 * threads * cols)), *this);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const index_t block = team.league_rank();
     const index_t r0 = block * plan_.rows_per_block;
     const index_t r1 = r0 + plan_.rows_per_block < M_ ? r0 + plan_.rows_per_block : M_;
-    const float inv_c = 1.0f / float(C_);
     float* const dw = partials_ + block * C_ * (bias_ ? 2 : 1);
     float* const db = dw + C_;
+    if constexpr (one_thread) {
+      for (index_t m = r0; m < r1; ++m) host_row(m, dw, db, m == r0);
+      return;
+    }
+    const float inv_c = 1.0f / float(C_);
     for (index_t s0 = r0; s0 < r1; s0 += Tuning::sub_rows) {
       const index_t s1 = s0 + Tuning::sub_rows < r1 ? s0 + Tuning::sub_rows : r1;
       // dinp: a row per thread-row, its lanes along the row.
@@ -208,20 +218,73 @@ class LayernormBlocked {
     }
   }
 
-  struct Reduce {};
-  // dweight[c] and dbias[c]: the blocks' partials in block order.
-  KOKKOS_INLINE_FUNCTION void operator()(Reduce, const index_t c) const {
-    const index_t stride = C_ * (bias_ ? 2 : 1);
-    float w = 0, b = 0;
-    for (index_t block = 0; block < plan_.blocks; ++block) {
-      w += partials_[block * stride + c];
-      if (bias_) b += partials_[block * stride + C_ + c];
-    }
-    update(a_.dweight(c), w, a_.overwrite_dweight);
-    if (bias_) update(a_.dbias(c), b, a_.overwrite_dbias);
+  // dweight[c] and dbias[c] for a team's reduce_columns columns: each of its
+  // threads sums every reduce_threads-th block's partials in block order, then
+  // the first thread adds the threads' sums in thread order (an order fixed by
+  // the tuning: no atomics).
+  KOKKOS_INLINE_FUNCTION void operator()(Reduce, const Member& team) const {
+    constexpr int cols = Tuning::reduce_columns, threads = Tuning::reduce_threads;
+    float* const sums =
+        static_cast<float*>(team.team_shmem().get_shmem(sizeof(float) * 2 * threads * cols));
+    const index_t c0 = team.league_rank() * cols, stride = C_ * (bias_ ? 2 : 1);
+    const int t = team.team_rank();
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, cols), [&](const int l) {
+      float w = 0, b = 0;
+      if (c0 + l < C_) {
+        for (index_t block = t; block < plan_.blocks; block += threads) {
+          w += partials_[block * stride + c0 + l];
+          if (bias_) b += partials_[block * stride + C_ + c0 + l];
+        }
+      }
+      sums[2 * (t * cols + l)] = w;
+      sums[2 * (t * cols + l) + 1] = b;
+    });
+    team.team_barrier();
+    if (t != 0) return;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, cols), [&](const int l) {
+      const index_t c = c0 + l;
+      if (c >= C_) return;
+      float w = 0, b = 0;
+      for (int u = 0; u < threads; ++u) {
+        w += sums[2 * (u * cols + l)];
+        b += sums[2 * (u * cols + l) + 1];
+      }
+      update(a_.dweight(c), w, a_.overwrite_dweight);
+      if (bias_) update(a_.dbias(c), b, a_.overwrite_dbias);
+    });
   }
 
  private:
+  // The host's row: its two sums in 8 lanes (a float sum vectorizes only
+  // when its order is written out: GCC does not reassociate), its dinp, then
+  // its terms added to the block's partial rows (= for the block's first).
+  KOKKOS_INLINE_FUNCTION void host_row(const index_t m, float* const dw, float* const db,
+                                       const bool first) const {
+    constexpr int L = 8;
+    float sd[L] = {}, sdn[L] = {};
+    const float mean = a_.mean(m), rstd = a_.rstd(m);
+    index_t c = 0;
+    for (; c + L <= C_; c += L) {
+      for (int j = 0; j < L; ++j) {
+        const float norm = (to_float(a_.inp(m, c + j)) - mean) * rstd;
+        const float dnorm = to_float(a_.dout(m, c + j)) * to_float(a_.weight(c + j));
+        sd[j] += dnorm;
+        sdn[j] += dnorm * norm;
+      }
+    }
+    RowSums s;
+    for (int j = 0; j < L; ++j) s += RowSums{sd[j], sdn[j]};
+    for (; c < C_; ++c) layernorm_row_terms(a_, m, c, s);
+    const float inv_c = 1.0f / float(C_);
+    for (index_t k = 0; k < C_; ++k) layernorm_dinp_row(a_, m, k, s, inv_c);
+    for (index_t k = 0; k < C_; ++k) {
+      const float d = to_float(a_.dout(m, k));
+      const float w = d * ((to_float(a_.inp(m, k)) - mean) * rstd);
+      dw[k] = first ? w : dw[k] + w;
+      if (bias_) db[k] = first ? d : db[k] + d;
+    }
+  }
+
   Args a_;
   float* partials_;
   index_t M_, C_;
