@@ -127,6 +127,7 @@ struct LayernormTuning {
   // columns, its reduce_threads threads each every reduce_threads-th block.
   static constexpr int reduce_columns = 64;
   static constexpr int reduce_threads = 1;
+  static constexpr int vec = 1;  // (the host's rows are plain loops)
 };
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -203,7 +204,9 @@ struct LayernormTuning<Kokkos::Cuda> {
   static constexpr int sub_rows = 8;
   static constexpr int max_blocks = 4096;
   static constexpr int reduce_columns = 32;
-  static constexpr int reduce_threads = 8;
+  static constexpr int reduce_threads = 32;
+  // A lane's elements per step of a row (see LayernormBlocked).
+  static constexpr int vec = 4;
 };
 
 template <>
