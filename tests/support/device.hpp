@@ -1,12 +1,12 @@
-// A HostProblem in an execution space's memory, each array between two guard
-// bands of NaN, and the three entry points of llmk::matmul_backward called on it.
-//
-// The API only ever sees the arrays' interiors. An implementation that writes
-// outside its outputs changes a guard (download() fails); one that reads
-// outside its inputs reads NaN, which reaches its results (they must be finite).
+// matmul_backward's HostProblem in an execution space's memory, each array
+// between two guard bands of NaN (support/guarded_array.hpp), the three entry
+// points of llmk::matmul_backward called on it, and its test parameters
+// (support/impl_params.hpp, from matmul_backward_impls()).
 #pragma once
 
 #include "support/compare.hpp"
+#include "support/guarded_array.hpp"
+#include "support/impl_params.hpp"
 #include "support/problem.hpp"
 
 #include <llmk/matmul_backward.hpp>
@@ -19,29 +19,28 @@
 
 namespace llmk_test {
 
-enum class Entry { Rank2Views, Rank3Views, RawPointers };
-
+// matmul_backward's implementations on Space.
 template <class Space>
-constexpr bool is_host_space =
-    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
+ImplCatalog matmul_catalog() {
+  return {as_impl_infos(llmk::matmul_backward_impls()),
+          [](const std::string& name) { return llmk::matmul_backward_available<Space>(name); },
+          [](Precision p) {
+            return llmk::matmul_backward_auto_impl<Space>(
+                precision_name(p == Precision::tf32 ? Precision::fp32 : p),
+                p == Precision::tf32 ? llmk::Math::tf32 : llmk::Math::fp32);
+          }};
+}
 
 // "auto", then every implementation available on Space, in the library's order.
 template <class Space>
 std::vector<std::string> impls_under_test() {
-  std::vector<std::string> impls{"auto"};
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
-    if (llmk::matmul_backward_available<Space>(info.name)) impls.push_back(info.name);
-  return impls;
+  return impls_under_test(matmul_catalog<Space>());
 }
 
 // The implementations available on Space that declare themselves deterministic.
 template <class Space>
 std::vector<std::string> deterministic_impls() {
-  std::vector<std::string> impls;
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
-    if (info.deterministic && llmk::matmul_backward_available<Space>(info.name))
-      impls.push_back(info.name);
-  return impls;
+  return deterministic_impls(matmul_catalog<Space>());
 }
 
 inline const llmk::MatmulBackwardImplInfo* impl_info(const std::string& name) {
@@ -50,37 +49,12 @@ inline const llmk::MatmulBackwardImplInfo* impl_info(const std::string& name) {
   return nullptr;
 }
 
-// Test names of tests parameterized by an implementation's name: "naive", "team", ...
-inline std::string impl_test_name(const ::testing::TestParamInfo<std::string>& info) {
-  return info.param;
-}
-
-// Whether an implementation's info declares a precision configuration (tf32:
-// fp32 with info.tf32).
-inline bool declares(const llmk::MatmulBackwardImplInfo& info, Precision precision) {
-  const std::string name =
-      precision == Precision::tf32 ? std::string("fp32") : std::string(precision_name(precision));
-  bool found = false;
-  for (const std::string& p : info.precisions) found = found || p == name;
-  return found && (precision != Precision::tf32 || info.tf32);
-}
-
 // Whether `impl` runs `precision` on Space, by the infos: an implementation
 // available here that declares it; "auto" when any available one does.
 template <class Space>
 bool impl_runs(const std::string& impl, Precision precision) {
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
-    if (impl != "auto" && info.name != impl) continue;
-    if (llmk::matmul_backward_available<Space>(info.name) && declares(info, precision)) return true;
-  }
-  return false;
+  return impl_runs(matmul_catalog<Space>(), impl, precision);
 }
-
-// An implementation ("auto" included) and a precision configuration it runs.
-struct ImplPrecision {
-  std::string impl;
-  Precision precision;
-};
 
 // Every (implementation under test, precision it runs on Space) pair, in the
 // library's order; `skip_fp32` leaves plain fp32 out (the fp32 suites cover
@@ -88,184 +62,8 @@ struct ImplPrecision {
 // ("auto" is not an implementation: left out then).
 template <class Space>
 std::vector<ImplPrecision> impl_precisions(bool skip_fp32 = false, bool deterministic = false) {
-  std::vector<ImplPrecision> v;
-  for (const std::string& impl : impls_under_test<Space>()) {
-    if (deterministic && (impl == "auto" || !impl_info(impl)->deterministic)) continue;
-    for (Precision p : all_precisions()) {
-      if (skip_fp32 && p == Precision::fp32) continue;
-      if (impl_runs<Space>(impl, p)) v.push_back({impl, p});
-    }
-  }
-  return v;
+  return impl_precisions(matmul_catalog<Space>(), all_precisions(), skip_fp32, deterministic);
 }
-
-// A precision's name in a test name: "fp32", "tf32", "bf16", "bf16_fp32grad".
-inline std::string precision_test_name(Precision precision) {
-  std::string name = precision_name(precision);
-  for (char& ch : name)
-    if (ch == '-') ch = '_';
-  return name;
-}
-
-inline std::string impl_precision_name(const ::testing::TestParamInfo<ImplPrecision>& info) {
-  return info.param.impl + "_" + precision_test_name(info.param.precision);
-}
-
-// How the interior is aligned: as Kokkos aligns an allocation (a multiple of
-// 128 bytes past it), or only to one element (4 bytes for float, 2 for bf16),
-// as a slice of a larger buffer may be (llm.c's tensors are slices of one
-// allocation).
-enum class Alignment { Allocation, Element };
-
-// The element type of a problem's array in a precision configuration.
-inline llmk::DType input_dtype(Precision precision) {
-  return llmk::reference::bf16_inputs(precision) ? llmk::DType::bf16 : llmk::DType::f32;
-}
-inline llmk::DType output_dtype(Precision precision, Output output) {
-  return llmk::reference::bf16_output(precision, output) ? llmk::DType::bf16 : llmk::DType::f32;
-}
-
-// An array of float or bf16 elements between two guard bands of signaling
-// NaN (guard_nan(), or its top half for bf16: 0x7fa5, also a signaling NaN).
-// The host side is always float: bf16 elements are converted on upload (by
-// the reference's own rounding, exact for the bf16-representable values of a
-// bf16 problem) and widened on download.
-template <class Space>
-class GuardedArray {
- public:
-  // (Allocates: call it on the thread that initialized Kokkos.)
-  GuardedArray(const std::string& label, const std::vector<float>& values, Alignment alignment,
-               llmk::DType dtype = llmk::DType::f32)
-      : dtype_(dtype),
-        elem_(dtype == llmk::DType::f32 ? 4 : 2),
-        guard_(alignment == Alignment::Allocation ? 64 : 61),  // elements of NaN on each side
-        size_(std::int64_t(values.size())),
-        storage_(label, std::size_t(size_ + 2 * guard_) * elem_),
-        host_(Kokkos::create_mirror_view(storage_)) {
-    const std::vector<unsigned char> guard = guard_bytes();
-    std::memcpy(host_.data(), guard.data(), guard.size());
-    std::memcpy(host_.data() + (guard_ + size_) * elem_, guard.data(), guard.size());
-    encode(values, host_.data() + guard_ * elem_);
-    Kokkos::deep_copy(storage_, host_);
-  }
-
-  llmk::DType dtype() const { return dtype_; }
-  // The interior (non-null even when empty).
-  void* raw() const { return storage_.data() + guard_ * elem_; }
-  float* data() const {  // a float array's
-    if (dtype_ != llmk::DType::f32) throw std::logic_error("GuardedArray::data() of a bf16 array");
-    return static_cast<float*>(raw());
-  }
-  llmk::bf16* bf16_data() const {
-    if (dtype_ != llmk::DType::bf16) throw std::logic_error("bf16_data() of a float array");
-    return static_cast<llmk::bf16*>(raw());
-  }
-  // The interior as the raw-pointer entry takes it: a float* or llmk::bf16*.
-  llmk::BufferRef buffer() const {
-    if (dtype_ == llmk::DType::f32) return llmk::BufferRef(data());
-    return llmk::BufferRef(bf16_data());
-  }
-  std::int64_t size() const { return size_; }
-
-  // Overwrites the interior with `values` (as many as the interior holds),
-  // enqueued on `exec`. Host spaces copy with memcpy, so that any thread may
-  // call it (Kokkos 3's OpenMP deep_copy launches only from one thread).
-  void upload(const Space& exec, const std::vector<float>& values) const {
-    if (size_ == 0) return;
-    // float: the caller's values as they are; bf16: converted (a temporary,
-    // so that a device copy is fenced before it goes away).
-    std::vector<unsigned char> converted;
-    const void* bytes = values.data();
-    if (elem_ != 4) {
-      converted.resize(std::size_t(size_) * elem_);
-      encode(values, converted.data());
-      bytes = converted.data();
-    }
-    const std::size_t n = std::size_t(size_ * elem_);
-    if constexpr (is_host_space<Space>) {
-      (void)exec;
-      std::memcpy(raw(), bytes, n);
-    } else {
-      const Kokkos::View<const unsigned char*, Kokkos::HostSpace,
-                         Kokkos::MemoryTraits<Kokkos::Unmanaged>>
-          h(static_cast<const unsigned char*>(bytes), n);
-      const std::size_t first = std::size_t(guard_ * elem_);
-      Kokkos::deep_copy(exec, Kokkos::subview(storage_, std::make_pair(first, first + n)), h);
-      if (!converted.empty()) exec.fence();
-    }
-  }
-
-  // Copies the interior back into `values` (after fencing `exec`), widened to
-  // float; fails if a guard band changed. Not to be called by two threads at once.
-  ::testing::AssertionResult download(const char* what, std::vector<float>& values,
-                                      const Space& exec = Space()) const {
-    if constexpr (is_host_space<Space>) {
-      exec.fence();
-      std::memcpy(host_.data(), storage_.data(), host_.extent(0));
-    } else {
-      Kokkos::deep_copy(exec, host_, storage_);
-      exec.fence();
-    }
-    values = decode(host_.data() + guard_ * elem_);
-    const std::vector<unsigned char> guard = guard_bytes();
-    const std::string name(what);
-    for (int side = 0; side < 2; ++side) {
-      const unsigned char* g = host_.data() + (side ? (guard_ + size_) * elem_ : 0);
-      if (std::memcmp(g, guard.data(), guard.size()) == 0) continue;
-      std::int64_t i = 0;
-      while (std::memcmp(g + i * elem_, guard.data(), std::size_t(elem_)) == 0) ++i;
-      return ::testing::AssertionFailure()
-             << name << "'s " << (side ? "trailing" : "leading") << " guard band changed: its element "
-             << i << " (of " << guard_ << ") was written";
-    }
-    return ::testing::AssertionSuccess();
-  }
-
- private:
-  std::vector<unsigned char> guard_bytes() const {
-    std::vector<unsigned char> g(std::size_t(guard_) * elem_);
-    const float f = guard_nan();
-    std::uint32_t bits;
-    std::memcpy(&bits, &f, 4);
-    const std::uint16_t half = std::uint16_t(bits >> 16);  // 0x7fa5: a signaling bf16 NaN
-    for (std::int64_t i = 0; i < guard_; ++i) {
-      if (elem_ == 4)
-        std::memcpy(g.data() + i * 4, &f, 4);
-      else
-        std::memcpy(g.data() + i * 2, &half, 2);
-    }
-    return g;
-  }
-  void encode(const std::vector<float>& values, unsigned char* out) const {
-    if (elem_ == 4) {
-      if (size_) std::memcpy(out, values.data(), std::size_t(size_) * 4);
-      return;
-    }
-    for (std::int64_t i = 0; i < size_; ++i) {
-      const std::uint16_t b = llmk::reference::float_to_bf16_bits(values[std::size_t(i)]);
-      std::memcpy(out + 2 * i, &b, 2);
-    }
-  }
-  std::vector<float> decode(const unsigned char* in) const {
-    std::vector<float> v(static_cast<std::size_t>(size_));
-    if (elem_ == 4) {
-      if (size_) std::memcpy(v.data(), in, std::size_t(size_) * 4);
-      return v;
-    }
-    for (std::int64_t i = 0; i < size_; ++i) {
-      std::uint16_t b;
-      std::memcpy(&b, in + 2 * i, 2);
-      v[std::size_t(i)] = llmk::reference::bf16_bits_to_float(b);
-    }
-    return v;
-  }
-
-  llmk::DType dtype_;
-  std::int64_t elem_, guard_, size_;
-  Kokkos::View<unsigned char*, Kokkos::LayoutRight, typename Space::device_type> storage_;
-  typename Kokkos::View<unsigned char*, Kokkos::LayoutRight, typename Space::device_type>::HostMirror
-      host_;
-};
 
 // A HostProblem on the device, each array of its precision's element type.
 // Alignments alternate, so that each GEMM meets both kinds among its operands.
@@ -297,44 +95,6 @@ struct DeviceProblem {
   bool gelu;
   GuardedArray<Space> dout, inp, weight, dinp, dweight, dbias, pre_gelu;
 };
-
-template <class Space, class DataType>
-using UnmanagedView = Kokkos::View<DataType, Kokkos::LayoutRight, typename Space::device_type,
-                                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-
-// An unmanaged view of the array's interior, of its element type and the
-// given extents (1 to 3), as the API's TensorRef: the conversion a user's
-// typed view goes through.
-template <class Space, class T>
-llmk::TensorRef<Space> typed_view(void* data, const std::vector<std::int64_t>& e) {
-  T* p = static_cast<T*>(data);
-  switch (e.size()) {
-    case 1: return UnmanagedView<Space, T*>(p, e[0]);
-    case 2: return UnmanagedView<Space, T**>(p, e[0], e[1]);
-    default: return UnmanagedView<Space, T***>(p, e[0], e[1], e[2]);
-  }
-}
-template <class Space>
-llmk::TensorRef<Space> view_of(const GuardedArray<Space>& a, const std::vector<std::int64_t>& e) {
-  return a.dtype() == llmk::DType::f32 ? typed_view<Space, float>(a.raw(), e)
-                                       : typed_view<Space, llmk::bf16>(a.raw(), e);
-}
-// An input: through a view of const elements.
-template <class Space, class T>
-llmk::ConstTensorRef<Space> typed_const_view(const void* data, const std::vector<std::int64_t>& e) {
-  const T* p = static_cast<const T*>(data);
-  switch (e.size()) {
-    case 1: return UnmanagedView<Space, const T*>(p, e[0]);
-    case 2: return UnmanagedView<Space, const T**>(p, e[0], e[1]);
-    default: return UnmanagedView<Space, const T***>(p, e[0], e[1], e[2]);
-  }
-}
-template <class Space>
-llmk::ConstTensorRef<Space> const_view_of(const GuardedArray<Space>& a,
-                                          const std::vector<std::int64_t>& e) {
-  return a.dtype() == llmk::DType::f32 ? typed_const_view<Space, float>(a.raw(), e)
-                                       : typed_const_view<Space, llmk::bf16>(a.raw(), e);
-}
 
 // The options of a test call: the implementation, the math mode of its
 // precision (Math::tf32 for Precision::tf32) and the updates.

@@ -1,0 +1,497 @@
+// Contract (d) and (g): bad inputs are refused before any write. Each call
+// must throw std::invalid_argument whose message names the argument (and,
+// where it is about extents, what it has and what was expected), and leave
+// every array, outputs and inputs, bitwise as it was (guard bands included);
+// each bad call runs twice, with the outputs accumulated from their initial
+// values and overwritten from poisoned ones. From the adapter's ArgSpecs:
+//   Extents       each argument with a wrong last extent (the leader, whose
+//                 extents fix the others', with a wrong rank), through the
+//                 rank-2 entry, and its rank-3 extents with T + 1
+//   NullPointer   each argument that has elements, null (raw pointers)
+//   Negative      each size of the raw-pointer entry, -3
+//   Overflow      Op::overflows(): products past 2^60 elements (raw pointers;
+//                 the arrays behind them are small: nothing may be touched)
+//   Aliasing      each output sharing memory with each other argument (the
+//                 same address, and overlapping by one element)
+//   Accepted      what must not be refused: inputs sharing memory, all
+//                 arguments adjacent in one buffer
+//   ElementTypes  in each precision: an input of another type than the first
+//                 of its group ('inp' is bf16 but dout is float32), and each
+//                 role in the other type where that makes no configuration
+//                 ("mean and rstd bf16"), through views and raw pointers
+//   ImplNames     unknown names and other operations' implementation names
+//                 (the message lists the valid ones), in every function that
+//                 takes a name
+// and, per space (register_space_tests): unknown and foreign names on the
+// space's arrays in every precision, and on Cuda host memory for each argument.
+#pragma once
+
+#include "contract/device_problem.hpp"
+
+#include <core/reference/random.hpp>
+#include <gmock/gmock.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace llmk_test::contract {
+
+// One call with something wrong: a problem's arrays, some arguments replaced
+// (other extents, another element type, another address), the sizes of the
+// raw-pointer entry, the entry point.
+template <class Op, class Space>
+class BadCall {
+ public:
+  BadCall(const typename Op::Problem& p, const Overwrites& o, const std::string& impl = "auto")
+      : d_(p), specs_(d_.specs()), data_(d_.data()), dims_(d_.dims()),
+        options_(Op::options(impl, o)) {}
+
+  std::vector<ArgSpec>& specs() { return specs_; }
+  std::vector<void*>& data() { return data_; }
+  std::vector<std::int64_t>& dims() { return dims_; }
+  typename Op::Options& options() { return options_; }
+  Entry entry = Entry::Rank2Views;
+
+  // Argument i is a new array of `elements` elements of `dtype` (values
+  // random); returns it.
+  const GuardedArray<Space>& replace(std::size_t i, std::int64_t elements, llmk::DType dtype) {
+    std::vector<float> values(std::size_t(std::max<std::int64_t>(elements, 0)));
+    llmk::reference::fill_random(values, 99 + std::uint32_t(i));
+    extra_.push_back(std::make_unique<GuardedArray<Space>>(specs_[i].name + " (replaced)", values,
+                                                           Alignment::Allocation, dtype));
+    data_[i] = extra_.back()->raw();
+    specs_[i].dtype = dtype;
+    return *extra_.back();
+  }
+  // A new array of `elements` floats, not an argument yet.
+  const GuardedArray<Space>& buffer(std::int64_t elements) {
+    std::vector<float> values(static_cast<std::size_t>(elements));
+    llmk::reference::fill_random(values, 77);
+    extra_.push_back(
+        std::make_unique<GuardedArray<Space>>("buffer", values, Alignment::Allocation));
+    return *extra_.back();
+  }
+
+  // The call must throw std::invalid_argument with every fragment in its
+  // message, and leave every array bitwise as it was.
+  void expect_refused(const std::vector<std::string>& fragments) {
+    const std::vector<std::vector<float>> before = snapshot();
+    try {
+      call_with<Op, Space>(entry, specs_, data_, dims_, options_);
+      ADD_FAILURE() << "no exception thrown";
+    } catch (const std::invalid_argument& e) {
+      for (const std::string& f : fragments) EXPECT_THAT(e.what(), ::testing::HasSubstr(f));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "expected std::invalid_argument, got another exception: " << e.what();
+    }
+    const std::vector<std::vector<float>> after = snapshot();
+    for (std::size_t i = 0; i < before.size() && i < after.size(); ++i)
+      EXPECT_TRUE(bitwise_equal(name(i).c_str(), after[i], before[i])) << "written by a refused call";
+  }
+
+  void call() const { call_with<Op, Space>(entry, specs_, data_, dims_, options_); }
+
+  const DeviceProblem<Op, Space>& problem() const { return d_; }
+
+ private:
+  const GuardedArray<Space>& array(std::size_t i) const {
+    return i < specs_.size() ? d_.array(i) : *extra_[i - specs_.size()];
+  }
+  std::string name(std::size_t i) const {
+    return i < specs_.size() ? d_.specs()[i].name : "replacement " + std::to_string(i - specs_.size());
+  }
+  std::vector<std::vector<float>> snapshot() const {
+    std::vector<std::vector<float>> v(specs_.size() + extra_.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+      EXPECT_TRUE(array(i).download(name(i).c_str(), v[i])) << "a guard band was written";
+    return v;
+  }
+
+  DeviceProblem<Op, Space> d_;
+  std::vector<ArgSpec> specs_;
+  std::vector<void*> data_;
+  std::vector<std::int64_t> dims_;
+  typename Op::Options options_;
+  std::vector<std::unique_ptr<GuardedArray<Space>>> extra_;
+};
+
+// f(bad) for a fresh BadCall of Op::bad_input_shape() in `precision`, with the
+// outputs accumulated, then overwritten from poisoned values.
+template <class Op, class Space, class F>
+void for_both_updates(Precision precision, const F& f, const std::string& impl = "auto") {
+  const typename Op::Problem clean = Op::make(Op::bad_input_shape(), 3, precision);
+  const std::size_t n_out = output_indices(Op::args(clean.shape, precision)).size();
+  for (const bool overwrite : {false, true}) {
+    SCOPED_TRACE(overwrite ? "outputs poisoned and overwritten" : "outputs accumulated");
+    const Overwrites o(n_out, overwrite);
+    BadCall<Op, Space> bad(overwrite ? poisoned<Op>(clean, o) : clean, o, impl);
+    f(bad);
+  }
+}
+
+inline std::int64_t product(const std::vector<std::int64_t>& e) {
+  std::int64_t n = 1;
+  for (std::int64_t x : e) n *= x;
+  return n;
+}
+
+inline llmk::DType other_dtype(llmk::DType t) {
+  return t == llmk::DType::f32 ? llmk::DType::bf16 : llmk::DType::f32;
+}
+
+// Every name an implementation of Op has, "auto" first.
+template <class Op>
+std::vector<std::string> valid_impl_names() {
+  std::vector<std::string> names{"auto"};
+  for (const llmk::ImplInfo& info : Op::template catalog<Kokkos::DefaultHostExecutionSpace>().infos)
+    names.push_back(info.name);
+  return names;
+}
+
+// Names that are not implementations of Op: made up, and other operations'.
+template <class Op>
+std::vector<std::string> invalid_impl_names() {
+  const std::vector<std::string> valid = valid_impl_names<Op>();
+  std::string capitalized = valid.back();
+  capitalized[0] = char(std::toupper(static_cast<unsigned char>(capitalized[0])));
+  std::vector<std::string> names{"no_such_impl", "", capitalized, "auto ",
+                                 valid[1] + "," + valid.back()};
+  for (const std::string& f : Op::foreign_impls()) names.push_back(f);
+  return names;
+}
+
+template <class Op>
+std::vector<std::string> unknown_impl_fragments(const std::string& bad) {
+  std::vector<std::string> f{"options.impl = '" + bad + "'", "not an implementation"};
+  for (const std::string& name : valid_impl_names<Op>()) f.push_back(name);
+  return f;
+}
+
+// --- the tests ------------------------------------------------------------------------
+
+template <class Op, class Space>
+void check_extents(std::size_t i, Entry entry) {
+  for_both_updates<Op, Space>(Precision::fp32, [&](BadCall<Op, Space>& bad) {
+    ArgSpec& s = bad.specs()[i];
+    bad.entry = entry;
+    std::vector<std::int64_t>& e = entry == Entry::Rank3Views ? s.rank3 : s.rank2;
+    const std::vector<std::int64_t> good = e;
+    if (s.leader) {
+      e = {product(good)};  // a wrong rank: the leader's own extents fix the others'
+    } else if (entry == Entry::Rank3Views) {
+      ++e[1];  // (B, T + 1, ...)
+    } else {
+      ++e.back();
+    }
+    bad.replace(i, product(e), s.dtype);
+    std::vector<std::string> fragments{"'" + s.name + "'", extents_string(e)};
+    if (!s.leader) fragments.push_back(extents_string(good));
+    bad.expect_refused(fragments);
+  });
+}
+
+template <class Op, class Space>
+void check_null_pointer(std::size_t i) {
+  for_both_updates<Op, Space>(Precision::fp32, [&](BadCall<Op, Space>& bad) {
+    bad.entry = Entry::RawPointers;
+    bad.data()[i] = nullptr;
+    const ArgSpec& s = bad.specs()[i];
+    bad.expect_refused({"'" + s.name + "'", "null pointer", extents_string(s.rank2)});
+  });
+}
+
+template <class Op, class Space>
+void check_negative_dimension(std::size_t k) {
+  for_both_updates<Op, Space>(Precision::fp32, [&](BadCall<Op, Space>& bad) {
+    bad.entry = Entry::RawPointers;
+    bad.dims()[k] = -3;
+    bad.expect_refused({"dimension " + Op::dims(Op::bad_input_shape())[k].name + " = -3",
+                        "negative"});
+  });
+}
+
+template <class Op, class Space>
+void check_overflow(const Overflow& overflow) {
+  for (const std::string& impl : impls_under_test(Op::template catalog<Space>())) {
+    SCOPED_TRACE(impl);
+    for_both_updates<Op, Space>(
+        Precision::fp32,
+        [&](BadCall<Op, Space>& bad) {
+          bad.entry = Entry::RawPointers;
+          bad.dims() = overflow.dims;
+          bad.expect_refused({overflow.product, "overflows"});
+        },
+        impl);
+  }
+}
+
+// Output o at the same address as argument x, then overlapping the last
+// element of x.
+template <class Op, class Space>
+void check_aliasing(std::size_t o, std::size_t x) {
+  for (const bool partial : {false, true}) {
+    SCOPED_TRACE(partial ? "overlapping by one element" : "the same address");
+    for_both_updates<Op, Space>(Precision::fp32, [&](BadCall<Op, Space>& bad) {
+      const ArgSpec& so = bad.specs()[o];
+      const ArgSpec& sx = bad.specs()[x];
+      // Floats enough for both (an element is at most 4 bytes).
+      const std::int64_t n = so.elements() + sx.elements();
+      const GuardedArray<Space>& shared = bad.buffer(n);
+      auto* base = static_cast<unsigned char*>(shared.raw());
+      const std::size_t x_bytes = std::size_t(sx.elements()) * (sx.dtype == llmk::DType::f32 ? 4 : 2);
+      const std::size_t o_elem = so.dtype == llmk::DType::f32 ? 4 : 2;
+      bad.data()[x] = base;
+      bad.data()[o] = partial ? base + x_bytes - o_elem : base;
+      bad.expect_refused({"'" + so.name + "'", "'" + sx.name + "'", "overlaps"});
+    });
+  }
+}
+
+// Inputs that share memory, and arguments adjacent in one buffer, are fine.
+template <class Op, class Space>
+void check_accepted() {
+  const typename Op::Problem p = Op::make(Op::bad_input_shape(), 3, Precision::fp32);
+  const std::vector<ArgSpec> specs = Op::args(p.shape, p.precision);
+  const Overwrites none(output_indices(specs).size(), false);
+  const std::vector<std::size_t> ins = input_indices(specs);
+  int pairs = 0;
+  for (std::size_t a = 0; a < ins.size(); ++a)
+    for (std::size_t b = a + 1; b < ins.size(); ++b) {
+      const ArgSpec& x = specs[ins[a]];
+      const ArgSpec& y = specs[ins[b]];
+      if (x.elements() == 0 || x.elements() != y.elements() || x.dtype != y.dtype) continue;
+      ++pairs;
+      SCOPED_TRACE(x.name + " and " + y.name + " in the same memory");
+      BadCall<Op, Space> call(p, none);
+      call.data()[ins[b]] = call.data()[ins[a]];
+      EXPECT_NO_THROW(call.call());
+    }
+  EXPECT_GT(pairs, 0) << "no two inputs of the same size to share";
+  // Every argument back to back in one float buffer (fp32: all float).
+  std::vector<float> all;
+  std::vector<std::size_t> offset;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    ASSERT_EQ(specs[i].dtype, llmk::DType::f32) << specs[i].name << " is not float in fp32";
+    offset.push_back(all.size());
+    all.insert(all.end(), Op::values(p, i).begin(), Op::values(p, i).end());
+  }
+  BadCall<Op, Space> call(p, none);
+  const GuardedArray<Space>& buffer = call.buffer(std::int64_t(all.size()));
+  buffer.upload(Space(), all);
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    call.data()[i] = static_cast<float*>(buffer.raw()) + offset[i];
+  ASSERT_NO_THROW(call.call()) << "adjacent arrays refused";
+  std::vector<float> got;
+  ASSERT_TRUE(buffer.download("buffer", got));
+  Outputs r;
+  for (std::size_t i : output_indices(specs))
+    r.emplace_back(got.begin() + std::ptrdiff_t(offset[i]),
+                   got.begin() + std::ptrdiff_t(offset[i] + Op::values(p, i).size()));
+  expect_matches_reference<Op>(specs, r, Op::reference(p, none), Precision::fp32, false);
+  for (std::size_t i : ins)
+    EXPECT_TRUE(bitwise_equal(specs[i].name.c_str(),
+                              std::vector<float>(got.begin() + std::ptrdiff_t(offset[i]),
+                                                 got.begin() + std::ptrdiff_t(offset[i] + Op::values(p, i).size())),
+                              Op::values(p, i)));
+}
+
+// Whether these element types (one per argument, present ones) are some
+// configuration's of Op.
+template <class Op>
+bool is_a_configuration(const typename Op::Shape& shape, const std::vector<ArgSpec>& specs) {
+  for (Precision q : Op::precisions()) {
+    const std::vector<ArgSpec> qs = Op::args(shape, q);
+    bool same = true;
+    for (std::size_t i = 0; i < specs.size(); ++i)
+      same = same && (!specs[i].present || specs[i].dtype == qs[i].dtype);
+    if (same) return true;
+  }
+  return false;
+}
+
+// One input of another element type than the first of its group.
+template <class Op, class Space>
+void check_group_type(Precision precision, std::size_t leader, std::size_t member, Entry entry) {
+  for_both_updates<Op, Space>(precision, [&](BadCall<Op, Space>& bad) {
+    bad.entry = entry;
+    const ArgSpec& l = bad.specs()[leader];
+    const ArgSpec m = bad.specs()[member];
+    bad.replace(member, m.elements(), other_dtype(m.dtype));
+    bad.expect_refused({"'" + m.name + "'", llmk::dtype_name(other_dtype(m.dtype)),
+                        l.name + " is " + llmk::dtype_name(l.dtype)});
+  });
+}
+
+// Every argument of a role in the other element type, where no configuration
+// has that: the message lists the call's types by role.
+template <class Op, class Space>
+void check_role_type(Precision precision, const std::string& role, Entry entry) {
+  for_both_updates<Op, Space>(precision, [&](BadCall<Op, Space>& bad) {
+    bad.entry = entry;
+    llmk::DType to = llmk::DType::f32;
+    for (std::size_t i = 0; i < bad.specs().size(); ++i) {
+      const ArgSpec s = bad.specs()[i];
+      if (s.role != role || !s.present) continue;
+      to = other_dtype(s.dtype);
+      bad.replace(i, s.elements(), to);
+    }
+    ASSERT_FALSE(is_a_configuration<Op>(Op::bad_input_shape(), bad.specs()));
+    bad.expect_refused({"element types", role + " " + llmk::dtype_name(to)});
+  });
+}
+
+template <class Op, class Space>
+void check_impl_names() {
+  for (const std::string& name : invalid_impl_names<Op>()) {
+    SCOPED_TRACE("'" + name + "'");
+    for_both_updates<Op, Space>(Precision::fp32, [&](BadCall<Op, Space>& bad) {
+      bad.options().impl = name;
+      bad.expect_refused(unknown_impl_fragments<Op>(name));
+    });
+    // The other functions that take a name refuse it the same way.
+    EXPECT_THROW(Op::template catalog<Space>().available(name), std::invalid_argument);
+    const typename Op::Shape shape = Op::bad_input_shape();
+    const Overwrites none(output_indices(Op::args(shape, Precision::fp32)).size(), false);
+    EXPECT_THROW(Op::template workspace_bytes<Space>(shape, Op::options(name, none), Precision::fp32),
+                 std::invalid_argument);
+  }
+}
+
+template <class Op, class Space>
+void register_bad_input_tests() {
+  const std::string op = Op::name();
+  const typename Op::Shape shape = Op::bad_input_shape();
+  const std::vector<ArgSpec> specs = Op::args(shape, Precision::fp32);
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const ArgSpec& s = specs[i];
+    if (!s.present) continue;
+    add_test(op, "BadInputs", "Extents_" + s.name + "_rank2", "argument " + s.name,
+             [=] { check_extents<Op, Space>(i, Entry::Rank2Views); });
+    if (s.rank3 != s.rank2 && !s.leader)
+      add_test(op, "BadInputs", "Extents_" + s.name + "_rank3", "argument " + s.name,
+               [=] { check_extents<Op, Space>(i, Entry::Rank3Views); });
+    if (s.elements() > 0 && !s.optional)
+      add_test(op, "BadInputs", "NullPointer_" + s.name, "argument " + s.name,
+               [=] { check_null_pointer<Op, Space>(i); });
+  }
+  const std::vector<Dim> dims = Op::dims(shape);
+  for (std::size_t k = 0; k < dims.size(); ++k)
+    add_test(op, "BadInputs", "NegativeDimension_" + dims[k].name, "size " + dims[k].name,
+             [=] { check_negative_dimension<Op, Space>(k); });
+  const std::vector<Overflow> overflows = Op::overflows();
+  for (std::size_t k = 0; k < overflows.size(); ++k) {
+    std::string what;
+    for (std::size_t j = 0; j < dims.size(); ++j)
+      what += (j ? ", " : "") + dims[j].name + " = " + std::to_string(overflows[k].dims[j]);
+    const std::string& bug = overflows[k].known_bug;
+    add_test(op, "BadInputs", (bug.empty() ? "" : "DISABLED_") + ("Overflow_" + std::to_string(k)),
+             what + (bug.empty() ? "" : " (known bug: " + bug + ")"),
+             [=] { check_overflow<Op, Space>(overflows[k]); });
+  }
+  for (std::size_t o : output_indices(specs))
+    for (std::size_t x = 0; x < specs.size(); ++x) {
+      if (x == o || specs[o].elements() == 0 || specs[x].elements() == 0) continue;
+      if (specs[x].output && x < o) continue;  // each pair of outputs once
+      add_test(op, "BadInputs", "Aliasing_" + specs[o].name + "_" + specs[x].name,
+               "output " + specs[o].name + " in the memory of " + specs[x].name,
+               [=] { check_aliasing<Op, Space>(o, x); });
+    }
+  add_test(op, "BadInputs", "SharedAndAdjacentMemoryAccepted", "",
+           [] { check_accepted<Op, Space>(); });
+  for (Precision precision : Op::precisions()) {
+    const std::string pname = precision_test_name(precision);
+    const std::vector<ArgSpec> ps = Op::args(shape, precision);
+    // Groups of inputs sharing a type: each member after the first.
+    for (std::size_t m = 0; m < ps.size(); ++m) {
+      if (ps[m].group.empty() || !ps[m].present) continue;
+      std::size_t leader = m;
+      for (std::size_t j = 0; j < m && leader == m; ++j)
+        if (ps[j].group == ps[m].group && ps[j].present) leader = j;
+      if (leader == m) continue;
+      for (const Entry entry : {Entry::Rank2Views, Entry::RawPointers}) {
+        if (entry == Entry::RawPointers && (ps[m].float_only || ps[leader].float_only)) continue;
+        add_test(op, "BadInputs",
+                 "ElementType_" + ps[m].name + "_" + pname + "_" + entry_test_name(entry),
+                 "argument " + ps[m].name + " in the other type, precision " + pname,
+                 [=] { check_group_type<Op, Space>(precision, leader, m, entry); });
+      }
+    }
+    // Roles: all their arguments in the other type, where no configuration has it.
+    std::vector<std::string> roles;
+    for (const ArgSpec& s : ps)
+      if (s.present && std::find(roles.begin(), roles.end(), s.role) == roles.end())
+        roles.push_back(s.role);
+    for (const std::string& role : roles) {
+      std::vector<ArgSpec> flipped = ps;
+      bool float_only = false;
+      for (ArgSpec& s : flipped)
+        if (s.role == role) {
+          s.dtype = other_dtype(s.dtype);
+          float_only = float_only || s.float_only;
+        }
+      if (is_a_configuration<Op>(shape, flipped)) continue;
+      std::string rname = role;
+      for (char& ch : rname)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      for (const Entry entry : {Entry::Rank2Views, Entry::RawPointers}) {
+        if (entry == Entry::RawPointers && float_only) continue;
+        add_test(op, "BadInputs", "RoleType_" + rname + "_" + pname + "_" + entry_test_name(entry),
+                 "role " + role + " in the other type, precision " + pname,
+                 [=] { check_role_type<Op, Space>(precision, role, entry); });
+      }
+    }
+  }
+  add_test(op, "BadInputs", "ImplNames", "unknown and other operations' implementation names",
+           [] { check_impl_names<Op, Space>(); });
+}
+
+// --- per space: names refused on the space's arrays; host memory on a device ---------
+
+template <class Op, class Space>
+void check_names_on_space(Precision precision) {
+  for (const std::string& name : invalid_impl_names<Op>()) {
+    SCOPED_TRACE("'" + name + "'");
+    for_both_updates<Op, Space>(precision, [&](BadCall<Op, Space>& bad) {
+      bad.options().impl = name;
+      bad.expect_refused(unknown_impl_fragments<Op>(name));
+    });
+  }
+}
+
+template <class Op, class Space>
+void check_host_memory_on_device(std::size_t i) {
+  for_both_updates<Op, Space>(Precision::fp32, [&](BadCall<Op, Space>& bad) {
+    const ArgSpec& s = bad.specs()[i];
+    std::vector<float> host(std::size_t(s.elements()), 0.5f);
+    const std::vector<float> before = host;
+    for (const Entry entry : {Entry::Rank2Views, Entry::RawPointers}) {
+      bad.entry = entry;
+      bad.data()[i] = host.data();
+      bad.expect_refused({"'" + s.name + "'", "host memory"});
+      EXPECT_TRUE(bitwise_equal(s.name.c_str(), host, before));
+    }
+  });
+}
+
+template <class Op, class Space>
+void register_refusal_tests() {
+  const std::string op = Op::name();
+  for (Precision precision : Op::precisions())
+    add_test(op, "ThrowBeforeWrite", "UnknownImpl_" + precision_test_name(precision),
+             std::string("precision ") + llmk::reference::precision_name(precision),
+             [=] { check_names_on_space<Op, Space>(precision); });
+  if constexpr (!is_host_space<Space>) {
+    const std::vector<ArgSpec> specs = Op::args(Op::bad_input_shape(), Precision::fp32);
+    for (std::size_t i = 0; i < specs.size(); ++i)
+      if (specs[i].elements() > 0)
+        add_test(op, "ThrowBeforeWrite", "HostMemory_" + specs[i].name, "argument " + specs[i].name,
+                 [=] { check_host_memory_on_device<Op, Space>(i); });
+  }
+}
+
+}  // namespace llmk_test::contract

@@ -1,0 +1,276 @@
+// An operation's problem in an execution space's memory (one GuardedArray per
+// argument, as the adapter's ArgSpecs say), calls through each entry point,
+// the results read back, and their comparison with the float64 reference;
+// and how the contract tests register themselves with GoogleTest.
+#pragma once
+
+#include "contract/operation.hpp"
+#include "support/compare.hpp"
+
+#include <gtest/gtest.h>
+#include <llmk/context.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace llmk_test::contract {
+
+// --- registration ----------------------------------------------------------------
+
+// Every contract test: its body is a function (tests are registered from the
+// adapter's lists with ::testing::RegisterTest, one fixture type for all).
+class ContractTest : public ::testing::Test {
+ public:
+  explicit ContractTest(std::function<void()> body) : body_(std::move(body)) {}
+  void TestBody() override { body_(); }
+
+ private:
+  std::function<void()> body_;
+};
+
+// Registers "<op>/<aspect>.<name>"; `description` is what gtest prints as the
+// test's parameter.
+inline void add_test(const std::string& op, const std::string& aspect, const std::string& name,
+                     const std::string& description, std::function<void()> body,
+                     const char* file = __FILE__, int line = __LINE__) {
+  ::testing::RegisterTest((op + "/" + aspect).c_str(), name.c_str(), nullptr,
+                          description.c_str(), file, line,
+                          [body]() -> ContractTest* { return new ContractTest(body); });
+}
+
+// --- views and pointers ------------------------------------------------------------
+
+// An unmanaged view of `data` with the given element type and extents (1 to
+// 3), as the API's (Const)TensorRef: the conversion a user's typed view goes through.
+template <class Space>
+llmk::TensorRef<Space> out_view(void* data, llmk::DType dtype, const std::vector<std::int64_t>& e) {
+  return dtype == llmk::DType::f32 ? typed_view<Space, float>(data, e)
+                                   : typed_view<Space, llmk::bf16>(data, e);
+}
+template <class Space>
+llmk::ConstTensorRef<Space> in_view(const void* data, llmk::DType dtype,
+                                    const std::vector<std::int64_t>& e) {
+  return dtype == llmk::DType::f32 ? typed_const_view<Space, float>(data, e)
+                                   : typed_const_view<Space, llmk::bf16>(data, e);
+}
+
+// Calls the operation through `entry` with argument i at data[i] as specs[i]
+// says (extents, element type; absent: an empty view, or nullptr), on `ctx`
+// or, without one, on `exec`'s implicit context; then fences (unless
+// fence = false: only enqueued).
+template <class Op, class Space>
+void call_with(Entry entry, const std::vector<ArgSpec>& specs, const std::vector<void*>& data,
+               const std::vector<std::int64_t>& dims, const typename Op::Options& options,
+               llmk::Context<Space>* ctx = nullptr, const Space& exec = Space(),
+               bool fence = true) {
+  if (entry == Entry::RawPointers) {
+    std::vector<llmk::BufferRef> outs;
+    std::vector<llmk::ConstBufferRef> ins;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      const llmk::BufferRef b =
+          specs[i].present ? llmk::BufferRef(data[i], specs[i].dtype) : llmk::BufferRef(nullptr);
+      if (specs[i].output)
+        outs.push_back(b);
+      else
+        ins.push_back(b);
+    }
+    if (ctx)
+      Op::call_raw(*ctx, outs, ins, dims, options);
+    else
+      Op::call_raw(exec, outs, ins, dims, options);
+  } else {
+    std::vector<llmk::TensorRef<Space>> outs;
+    std::vector<llmk::ConstTensorRef<Space>> ins;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      const ArgSpec& s = specs[i];
+      // Absent: an empty view (whose data pointer lies between two guards).
+      const std::vector<std::int64_t> e =
+          !s.present ? std::vector<std::int64_t>{0}
+                     : entry == Entry::Rank3Views ? s.rank3 : s.rank2;
+      if (s.output)
+        outs.push_back(out_view<Space>(data[i], s.dtype, e));
+      else
+        ins.push_back(in_view<Space>(data[i], s.dtype, e));
+    }
+    if (ctx)
+      Op::call(*ctx, outs, ins, options);
+    else
+      Op::call(exec, outs, ins, options);
+  }
+  if (fence) (ctx ? ctx->exec() : exec).fence();
+}
+
+inline std::vector<std::int64_t> dim_values(const std::vector<Dim>& dims) {
+  std::vector<std::int64_t> v;
+  for (const Dim& d : dims) v.push_back(d.value);
+  return v;
+}
+
+// --- a problem on the device --------------------------------------------------------
+
+// Op's problem p in Space's memory, each argument between guard bands,
+// alignments as its ArgSpec says. (Allocates: make it on the thread that
+// initialized Kokkos.)
+template <class Op, class Space>
+class DeviceProblem {
+ public:
+  using Problem = typename Op::Problem;
+
+  explicit DeviceProblem(const Problem& p)
+      : specs_(Op::args(p.shape, p.precision)), dims_(dim_values(Op::dims(p.shape))) {
+    arrays_.reserve(specs_.size());
+    for (std::size_t i = 0; i < specs_.size(); ++i)
+      arrays_.emplace_back(specs_[i].name, Op::values(p, i), specs_[i].alignment,
+                           specs_[i].dtype);
+  }
+
+  const std::vector<ArgSpec>& specs() const { return specs_; }
+  const GuardedArray<Space>& array(std::size_t i) const { return arrays_[i]; }
+  const std::vector<std::int64_t>& dims() const { return dims_; }
+  // Every argument's interior.
+  std::vector<void*> data() const {
+    std::vector<void*> v;
+    for (const GuardedArray<Space>& a : arrays_) v.push_back(a.raw());
+    return v;
+  }
+
+  // The outputs back to p's initial values, enqueued on exec (any thread).
+  void reset_outputs(const Space& exec, const Problem& p) const {
+    for (std::size_t i = 0; i < specs_.size(); ++i)
+      if (specs_[i].output) arrays_[i].upload(exec, Op::values(p, i));
+  }
+
+  void call(Entry entry, const typename Op::Options& options, llmk::Context<Space>* ctx = nullptr,
+            const Space& exec = Space(), bool fence = true) const {
+    call_with<Op, Space>(entry, specs_, data(), dims_, options, ctx, exec, fence);
+  }
+  // The same with the arguments of zero elements as null pointers (raw entry).
+  void call_with_null_empties(const typename Op::Options& options) const {
+    std::vector<void*> d = data();
+    for (std::size_t i = 0; i < specs_.size(); ++i)
+      if (specs_[i].elements() == 0) d[i] = nullptr;
+    call_with<Op, Space>(Entry::RawPointers, specs_, d, dims_, options);
+  }
+
+  // The outputs into `out` (after fencing exec). Fails if a guard band changed
+  // or an input is not bitwise what p holds.
+  ::testing::AssertionResult download(const Problem& p, Outputs& out,
+                                      const Space& exec = Space()) const {
+    out.clear();
+    for (std::size_t i = 0; i < specs_.size(); ++i) {
+      std::vector<float> v;
+      const auto ok = arrays_[i].download(specs_[i].name.c_str(), v, exec);
+      if (!ok) return ok;
+      if (specs_[i].output) {
+        out.push_back(std::move(v));
+        continue;
+      }
+      const std::string what = "input " + specs_[i].name;
+      const auto same = bitwise_equal(what.c_str(), v, Op::values(p, i));
+      if (!same) return same;
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+ private:
+  std::vector<ArgSpec> specs_;
+  std::vector<std::int64_t> dims_;
+  std::vector<GuardedArray<Space>> arrays_;
+};
+
+// --- comparisons --------------------------------------------------------------------
+
+// Every output within Op's tolerance (per precision and output) of the
+// float64 reference, NaN and ±Inf where it has them; bf16 outputs also
+// rounded once (support/compare.hpp) where `check_rounding` (the
+// implementation's info promises it).
+template <class Op>
+void expect_matches_reference(const std::vector<ArgSpec>& specs, const Outputs& r,
+                              const std::vector<std::vector<double>>& ref, Precision precision,
+                              bool check_rounding) {
+  const std::vector<std::size_t> outs = output_indices(specs);
+  ASSERT_EQ(r.size(), outs.size());
+  ASSERT_EQ(ref.size(), outs.size());
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    const ArgSpec& s = specs[outs[k]];
+    EXPECT_TRUE(matches_reference(s.name.c_str(), r[k], ref[k], s.cols(), Op::tolerance(precision, k)));
+    if (check_rounding && s.dtype == llmk::DType::bf16)
+      EXPECT_TRUE(rounded_once_to_bf16(s.name.c_str(), r[k], ref[k], s.cols()));
+  }
+}
+
+// Bitwise the same outputs (and llmk_test's bitwise_equal of two arrays).
+using llmk_test::bitwise_equal;
+inline ::testing::AssertionResult bitwise_equal(const std::vector<ArgSpec>& specs,
+                                                const Outputs& actual, const Outputs& expected) {
+  const std::vector<std::size_t> outs = output_indices(specs);
+  if (actual.size() != outs.size() || expected.size() != outs.size())
+    return ::testing::AssertionFailure() << "not every output was read back";
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    const auto r = llmk_test::bitwise_equal(specs[outs[k]].name.c_str(), actual[k], expected[k]);
+    if (!r) return r;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Within twice Op's tolerance of another result of the same problem (an
+// implementation that does not promise bitwise repeatable results).
+template <class Op>
+::testing::AssertionResult close_to(const std::vector<ArgSpec>& specs, Precision precision,
+                                    const Outputs& actual, const Outputs& expected) {
+  const std::vector<std::size_t> outs = output_indices(specs);
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    const ArgSpec& s = specs[outs[k]];
+    const auto r = matches_reference(s.name.c_str(), actual[k], expected[k], s.cols(),
+                                     2 * Op::tolerance(precision, k));
+    if (!r) return r;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Values as an array of `dtype` holds them (read back as float): bf16 ones
+// rounded as GuardedArray uploads them.
+inline std::vector<float> as_stored(std::vector<float> v, llmk::DType dtype) {
+  if (dtype == llmk::DType::bf16)
+    for (float& x : v)
+      x = llmk::reference::bf16_bits_to_float(llmk::reference::float_to_bf16_bits(x));
+  return v;
+}
+
+// The outputs of a problem as they start on the device: its initial values
+// as stored (for results that must come back unchanged).
+template <class Op>
+Outputs initial_outputs(const typename Op::Problem& p) {
+  Outputs v;
+  const std::vector<ArgSpec> specs = Op::args(p.shape, p.precision);
+  for (std::size_t i : output_indices(specs)) v.push_back(as_stored(Op::values(p, i), specs[i].dtype));
+  return v;
+}
+
+// p with the outputs that `o` overwrites poisoned.
+template <class Op>
+typename Op::Problem poisoned(typename Op::Problem p, const Overwrites& o) {
+  const std::vector<std::size_t> outs = output_indices(Op::args(p.shape, p.precision));
+  for (std::size_t k = 0; k < outs.size(); ++k)
+    if (o[k]) poison(Op::values(p, outs[k]));
+  return p;
+}
+
+// The implementations and precisions under test on Space, and names for them.
+template <class Op, class Space>
+std::vector<ImplPrecision> impl_precisions_of(bool deterministic_only = false) {
+  return impl_precisions(Op::template catalog<Space>(), Op::precisions(), false,
+                         deterministic_only);
+}
+inline std::string case_name(const ImplPrecision& ip) {
+  return ip.impl + "_" + precision_test_name(ip.precision);
+}
+inline std::string case_description(const ImplPrecision& ip) {
+  return "implementation '" + ip.impl + "', precision " +
+         llmk::reference::precision_name(ip.precision);
+}
+
+}  // namespace llmk_test::contract

@@ -1,0 +1,54 @@
+// What the library says about an operation's implementations (its *_impls()
+// infos, *_available, *_auto_impl), held to what the other contract tests
+// rely on: names unique, lower case and not "auto"; an implementation not
+// compiled in is available nowhere; every precision of the operation is
+// declared by some implementation available on the space, each declares only
+// the operation's precisions, and "auto" stands for the first available one
+// that declares the precision.
+#pragma once
+
+#include "contract/device_problem.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+namespace llmk_test::contract {
+
+template <class Op, class Space>
+void check_impl_list() {
+  const ImplCatalog cat = Op::template catalog<Space>();
+  ASSERT_FALSE(cat.infos.empty());
+  EXPECT_TRUE(cat.available("auto"));
+  std::vector<std::string> configs;
+  for (Precision p : Op::precisions()) configs.push_back(llmk::reference::precision_name(p));
+  std::set<std::string> names;
+  for (const llmk::ImplInfo& info : cat.infos) {
+    SCOPED_TRACE(info.name);
+    EXPECT_TRUE(names.insert(info.name).second) << "duplicate name";
+    EXPECT_NE(info.name, "auto");
+    EXPECT_FALSE(info.name.empty());
+    for (const unsigned char ch : info.name)
+      EXPECT_TRUE(std::islower(ch) || std::isdigit(ch) || ch == '_') << ch;
+    if (!info.compiled) EXPECT_FALSE(cat.available(info.name));
+    EXPECT_FALSE(info.precisions.empty());
+    for (const std::string& p : info.precisions)
+      EXPECT_NE(std::find(configs.begin(), configs.end(), p), configs.end())
+          << "declares '" << p << "', not a configuration of the operation";
+  }
+  for (Precision p : Op::precisions()) {
+    SCOPED_TRACE(llmk::reference::precision_name(p));
+    std::string first;
+    for (const llmk::ImplInfo& info : cat.infos)
+      if (first.empty() && cat.available(info.name) && declares(info, p)) first = info.name;
+    EXPECT_FALSE(first.empty()) << "no implementation available here runs it";
+    EXPECT_EQ(cat.auto_impl(p), first);
+  }
+}
+
+template <class Op, class Space>
+void register_impl_tests() {
+  add_test(Op::name(), "Impls", "ListAndAuto", "", [] { check_impl_list<Op, Space>(); });
+}
+
+}  // namespace llmk_test::contract

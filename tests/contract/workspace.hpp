@@ -1,0 +1,110 @@
+// Contract (c): the workspace query is exact, for every implementation
+// ("auto" included) × precision:
+//   ExactBytes   a Context given exactly Op::workspace_bytes bytes of the
+//                user's memory (between guard bytes that must stay as they
+//                were) runs the call without allocating, with the results of
+//                the implicit context (bitwise where the info promises it)
+//   OneByteLess  one byte less: std::invalid_argument naming the workspace
+//                and both sizes, before any write (every output bitwise as it
+//                was, poisoned and overwritten or accumulated); the same
+//                context with the full size then works
+#pragma once
+
+#include "contract/device_problem.hpp"
+
+#include <gmock/gmock.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace llmk_test::contract {
+
+template <class Op, class Space>
+void check_exact_workspace(const ImplPrecision& ip) {
+  const ImplCatalog cat = Op::template catalog<Space>();
+  const typename Op::Problem p = Op::make(Op::workspace_shape(), 2024, ip.precision);
+  const std::vector<ArgSpec> specs = Op::args(p.shape, p.precision);
+  const Overwrites none(output_indices(specs).size(), false);
+  const typename Op::Options options = Op::options(ip.impl, none);
+  const std::size_t bytes = Op::template workspace_bytes<Space>(p.shape, options, ip.precision);
+  std::printf("%s %s: workspace %zu bytes\n", ip.impl.c_str(),
+              llmk::reference::precision_name(ip.precision), bytes);
+  Outputs implicit, user;
+  {
+    const DeviceProblem<Op, Space> d(p);
+    d.call(Entry::Rank2Views, options);
+    ASSERT_TRUE(d.download(p, implicit));
+  }
+  expect_matches_reference<Op>(specs, implicit, Op::reference(p, none), ip.precision,
+                               promises_rounding_once(cat, ip.impl, ip.precision));
+  constexpr std::size_t guard = 256;
+  Kokkos::View<unsigned char*, typename Space::device_type> buffer("user workspace",
+                                                                   bytes + 2 * guard);
+  Kokkos::deep_copy(buffer, (unsigned char)0xa5);
+  {
+    llmk::Context<Space> ctx{Space()};
+    ctx.use_workspace(bytes ? buffer.data() + guard : nullptr, bytes);
+    const DeviceProblem<Op, Space> d(p);
+    d.call(Entry::Rank2Views, options, &ctx);
+    ASSERT_TRUE(d.download(p, user));
+    EXPECT_EQ(ctx.workspace_bytes(), bytes) << "the context allocated instead of using the buffer";
+  }
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), buffer);
+  for (std::size_t i = 0; i < guard; ++i) {
+    ASSERT_EQ(h(i), 0xa5) << "byte " << guard - i << " before the workspace was written";
+    ASSERT_EQ(h(guard + bytes + i), 0xa5) << "byte " << i << " after the workspace was written";
+  }
+  if (promises_bitwise_repeatable(cat, ip.impl, ip.precision))
+    EXPECT_TRUE(bitwise_equal(specs, user, implicit)) << "user workspace";
+  else
+    expect_matches_reference<Op>(specs, user, Op::reference(p, none), ip.precision, false);
+}
+
+template <class Op, class Space>
+void check_one_byte_less(const ImplPrecision& ip) {
+  const typename Op::Problem clean = Op::make(Op::workspace_shape(), 2024, ip.precision);
+  const std::vector<ArgSpec> specs = Op::args(clean.shape, clean.precision);
+  const std::size_t n_out = output_indices(specs).size();
+  const std::size_t bytes = Op::template workspace_bytes<Space>(
+      clean.shape, Op::options(ip.impl, Overwrites(n_out, false)), ip.precision);
+  if (bytes == 0) GTEST_SKIP() << ip.impl << " needs no workspace at this shape";
+  Kokkos::View<unsigned char*, typename Space::device_type> buffer("user workspace", bytes);
+  for (const Overwrites& o : {Overwrites(n_out, false), Overwrites(n_out, true)}) {
+    SCOPED_TRACE(describe_overwrites(specs, o));
+    const typename Op::Options options = Op::options(ip.impl, o);
+    ASSERT_EQ(Op::template workspace_bytes<Space>(clean.shape, options, ip.precision), bytes)
+        << "the workspace depends on the updates";
+    const typename Op::Problem p = poisoned<Op>(clean, o);
+    llmk::Context<Space> ctx{Space()};
+    ctx.use_workspace(buffer.data(), bytes - 1);
+    const DeviceProblem<Op, Space> d(p);
+    try {
+      d.call(Entry::Rank2Views, options, &ctx);
+      ADD_FAILURE() << "no exception thrown";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("workspace"));
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(std::to_string(bytes - 1)));
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(std::to_string(bytes)));
+    }
+    Outputs r;
+    ASSERT_TRUE(d.download(p, r));
+    EXPECT_TRUE(bitwise_equal(specs, r, initial_outputs<Op>(p))) << "an output was written";
+    // The same context with enough memory then works.
+    ctx.use_workspace(buffer.data(), bytes);
+    d.call(Entry::Rank2Views, options, &ctx);
+    ASSERT_TRUE(d.download(p, r));
+    expect_matches_reference<Op>(specs, r, Op::reference(clean, o), ip.precision, false);
+  }
+}
+
+template <class Op, class Space>
+void register_workspace_tests() {
+  for (const ImplPrecision& ip : impl_precisions_of<Op, Space>()) {
+    add_test(Op::name(), "Workspace", "ExactBytes_" + case_name(ip), case_description(ip),
+             [=] { check_exact_workspace<Op, Space>(ip); });
+    add_test(Op::name(), "Workspace", "OneByteLess_" + case_name(ip), case_description(ip),
+             [=] { check_one_byte_less<Op, Space>(ip); });
+  }
+}
+
+}  // namespace llmk_test::contract

@@ -1,0 +1,224 @@
+// llmk::layernorm_backward described to the contract tests
+// (tests/contract/operation.hpp lists what an adapter provides): its
+// implementations, precisions and shapes, its arguments in the order of its
+// entry points, its reference library (llmk_layernorm_backward_reference)
+// and its calls.
+#pragma once
+
+#include "contract/operation.hpp"
+#include "support/impl_params.hpp"
+
+#include <llmk/layernorm_backward.hpp>
+#include <llmk/matmul_backward.hpp>  // the other operation's implementation names
+#include <ops/layernorm_backward/reference/compare.hpp>
+#include <ops/layernorm_backward/reference/problem.hpp>
+#include <ops/layernorm_backward/reference/reference.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace llmk_test {
+
+struct LayernormBackwardContract {
+  using Shape = llmk::reference::layernorm::Shape;
+  using Problem = llmk::reference::layernorm::HostProblem;
+  using Options = llmk::LayernormBackwardOptions;
+  using Precision = llmk::reference::Precision;
+  using ArgSpec = contract::ArgSpec;
+
+  static std::string name() { return "layernorm_backward"; }
+
+  static std::vector<Precision> precisions() {
+    return {Precision::fp32, Precision::bf16, Precision::bf16_fp32grad};
+  }
+
+  template <class Space>
+  static ImplCatalog catalog() {
+    return {as_impl_infos(llmk::layernorm_backward_impls()),
+            [](const std::string& impl) { return llmk::layernorm_backward_available<Space>(impl); },
+            [](Precision p) {
+              return llmk::layernorm_backward_auto_impl<Space>(llmk::reference::precision_name(p));
+            }};
+  }
+
+  // matmul_backward's names that are not layernorm_backward's ("tiled", ...).
+  static std::vector<std::string> foreign_impls() {
+    std::vector<std::string> own, foreign;
+    for (const llmk::ImplInfo& info : llmk::layernorm_backward_impls()) own.push_back(info.name);
+    for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
+      if (std::find(own.begin(), own.end(), info.name) == own.end()) foreign.push_back(info.name);
+    return foreign;
+  }
+
+  // --- shapes -------------------------------------------------------------------
+  // (The blocked implementation's plan, kernels/layernorm_backward.hpp: teams
+  // of 64 rows, up to 4096 of them, in sub-blocks of 16 rows on a host, 8 on
+  // Cuda.)
+
+  // Every implementation × precision: the reference library's (C = 1, odd,
+  // packs of 4 but not 8, GPT-2's C, 2100 rows, one row, no bias, C = 1600,
+  // C = 3073).
+  static const std::vector<Shape>& shapes() { return llmk::reference::layernorm::test_shapes(); }
+  // Poisoned outputs: C = 1 (dinp is 0), several blocks with a partial last
+  // one (longM: 33 blocks, the last of 52 rows), no bias.
+  static std::vector<Shape> overwrite_shapes() {
+    std::vector<Shape> v;
+    for (const Shape& s : shapes())
+      if (s.name == "C1" || s.name == "odd" || s.name == "longM" || s.name == "nobias")
+        v.push_back(s);
+    return v;
+  }
+  static const std::vector<Shape>& empty_shapes() {
+    return llmk::reference::layernorm::empty_shapes();
+  }
+  static std::vector<Shape> large_shapes() { return llmk::reference::layernorm::gpt2_shapes(); }
+  static Shape nan_shape() { return {"nan", 2, 9, 24}; }
+  // 1041 rows: 16 blocks of 64 and one of 17 (a sub-block of one row); C odd.
+  static Shape determinism_shape() { return {"det", 3, 347, 201}; }
+  static Shape workspace_shape() { return {"ws", 2, 129, 67}; }
+  // B = 2, T = 3, C = 4 (M = 6): extents in messages tell which size they are.
+  static Shape bad_input_shape() { return {"bad", 2, 3, 4}; }
+  static Shape concurrency_shape(int i) {
+    static const Shape shapes[] = {
+        {"c0", 2, 50, 40}, {"c1", 3, 37, 65}, {"c2", 1, 200, 33}, {"c3", 2, 64, 96}};
+    return shapes[i % 4];
+  }
+
+  // --- arguments, in the order of the entry points --------------------------------
+
+  enum Arg : std::size_t { dinp, dweight, dbias, dout, inp, weight, mean, rstd };
+
+  static std::vector<ArgSpec> args(const Shape& s, Precision p) {
+    using llmk::reference::Output;
+    const std::int64_t B = s.B, T = s.T, M = s.M(), C = s.C;
+    const llmk::DType in = input_dtype(p);
+    std::vector<ArgSpec> v(8);
+    v[dinp] = {"dinp", true, {M, C}, {B, T, C}, output_dtype(p, Output::dinp)};
+    v[dinp].role = "dinp";
+    v[dinp].alignment = Alignment::Element;
+    v[dweight] = {"dweight", true, {C}, {C}, output_dtype(p, Output::dweight)};
+    v[dweight].role = "dweight";
+    v[dbias] = {"dbias", true, {C}, {C}, output_dtype(p, Output::dbias)};
+    v[dbias].present = s.bias;
+    v[dbias].optional = true;
+    v[dbias].role = "dbias";
+    v[dbias].alignment = Alignment::Element;
+    v[dout] = {"dout", false, {M, C}, {B, T, C}, in};
+    v[dout].leader = true;
+    v[inp] = {"inp", false, {M, C}, {B, T, C}, in};
+    v[inp].alignment = Alignment::Element;
+    v[weight] = {"weight", false, {C}, {C}, in};
+    for (const Arg a : {dout, inp, weight}) v[a].group = v[a].role = "inputs";
+    v[mean] = {"mean", false, {M}, {B, T}, llmk::DType::f32};
+    v[mean].alignment = Alignment::Element;
+    v[rstd] = {"rstd", false, {M}, {B, T}, llmk::DType::f32};
+    for (const Arg a : {mean, rstd}) {
+      v[a].group = v[a].role = "mean and rstd";
+      v[a].float_only = true;  // const float* in the raw-pointer entry
+    }
+    return v;
+  }
+
+  static std::vector<contract::Dim> dims(const Shape& s) {
+    return {{"B", s.B}, {"T", s.T}, {"C", s.C}};
+  }
+
+  // src/ops/layernorm_backward/entry.cpp, the raw-pointer entry: C alone is
+  // never checked against 2^60 elements; with B·T = 0, checked_product(M, C)
+  // passes any C. C = 2^61: refused for a wrong reason ("output 'dweight'
+  // overlaps 'dbias'": the spans of 2^63 bytes overflow validate.cpp's
+  // pointer arithmetic); C = 2^62 (2^64 bytes: the spans wrap to 0 and pass
+  // every check): accepted, and with dweight overwritten run_empty's
+  // fill_zero of 2^62 elements dies (SIGFPE in Kokkos' ViewFill on OpenMP).
+  static constexpr const char* kUnboundedC =
+      "C is unbounded when B*T = 0 (entry.cpp's raw-pointer entry)";
+
+  static std::vector<contract::Overflow> overflows() {
+    constexpr std::int64_t k20 = std::int64_t(1) << 20, k30 = std::int64_t(1) << 30,
+                           k32 = std::int64_t(1) << 32, k61 = std::int64_t(1) << 61;
+    return {
+        {{k32, k32, 4}, "M = B·T"},          // 2⁶⁴ wraps int64 to 0
+        {{k32 - 1, k32 + 1, 4}, "M = B·T"},  // 2⁶⁴ − 1 wraps to −1
+        {{k20, k20, k30}, "M·C"},            // 2⁷⁰ elements
+        {{1, 1, k61}, "M·C"},                // 2⁶¹ floats: fits int64, not a byte offset
+        // No rows, but weight, dweight and dbias of 2⁶¹ and 2⁶² elements: the
+        // raw-pointer entry checks only B·T and M·C, which is 0 here.
+        {{0, 3, k61}, "C", kUnboundedC},
+        {{0, 3, 2 * k61}, "C", kUnboundedC},
+    };
+  }
+
+  // --- problems and the reference ---------------------------------------------------
+
+  static Problem make(const Shape& s, std::uint32_t seed, Precision p) {
+    return llmk::reference::layernorm::make_problem(s, seed, p);
+  }
+
+  template <class P>
+  static auto& values(P& p, std::size_t arg) {
+    switch (arg) {
+      case dinp: return p.dinp;
+      case dweight: return p.dweight;
+      case dbias: return p.dbias;
+      case dout: return p.dout;
+      case inp: return p.inp;
+      case weight: return p.weight;
+      case mean: return p.mean;
+      case rstd: return p.rstd;
+    }
+    throw std::out_of_range("layernorm_backward has 8 arguments");
+  }
+
+  static std::vector<std::vector<double>> reference(const Problem& p,
+                                                    const contract::Overwrites& o) {
+    llmk::reference::layernorm::Gradients64 g =
+        llmk::reference::layernorm::reference_backward(p, {o[0], o[1], o[2]});
+    return {std::move(g.dinp), std::move(g.dweight), std::move(g.dbias)};
+  }
+
+  static double tolerance(Precision p, std::size_t output) {
+    return llmk::reference::layernorm::tolerance(p, llmk::reference::Output(output));
+  }
+
+  // --- calls ------------------------------------------------------------------------
+
+  static Options options(const std::string& impl, const contract::Overwrites& o) {
+    const auto update = [](bool overwrite) {
+      return overwrite ? llmk::Update::overwrite : llmk::Update::accumulate;
+    };
+    Options options;
+    options.impl = impl;
+    options.dinp_update = update(o[0]);
+    options.dweight_update = update(o[1]);
+    options.dbias_update = update(o[2]);
+    return options;
+  }
+
+  template <class Space>
+  static std::size_t workspace_bytes(const Shape& s, const Options& options, Precision p) {
+    return llmk::layernorm_backward_workspace_bytes<Space>(s.M(), s.C, s.bias, options,
+                                                           llmk::reference::precision_name(p));
+  }
+
+  template <class Target, class Space>
+  static void call(Target& target, const std::vector<llmk::TensorRef<Space>>& out,
+                   const std::vector<llmk::ConstTensorRef<Space>>& in, const Options& options) {
+    llmk::layernorm_backward(target, out[0], out[1], out[2], in[0], in[1], in[2], in[3], in[4],
+                             options);
+  }
+
+  template <class Target>
+  static void call_raw(Target& target, const std::vector<llmk::BufferRef>& out,
+                       const std::vector<llmk::ConstBufferRef>& in,
+                       const std::vector<std::int64_t>& dims, const Options& options) {
+    llmk::layernorm_backward(target, out[0], out[1], out[2], in[0], in[1], in[2],
+                             static_cast<const float*>(in[3].data),
+                             static_cast<const float*>(in[4].data), dims[0], dims[1], dims[2],
+                             options);
+  }
+};
+
+}  // namespace llmk_test
