@@ -49,7 +49,7 @@ for step in "${steps[@]}"; do
       [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: memcheck"; status=1; }
       note "compute-sanitizer racecheck: llmk_tests_cuda, layernorm"
       compute-sanitizer --tool racecheck --error-exitcode 3 --print-limit 20 \
-        "$here/bin/llmk_tests_cuda" --gtest_brief=1 --gtest_filter='*Layernorm*-*Large*' \
+        "$here/bin/llmk_tests_cuda" --gtest_brief=1 --gtest_filter='layernorm_backward/*-*Large*' \
         2>&1 | tee "$results/racecheck.log" | tail -n 25
       [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: racecheck"; status=1; } ;;
     perf)

@@ -242,12 +242,17 @@ void check_cuda_thread_per_stream(const std::string& impl) {
   std::vector<Job<Op, Kokkos::Cuda>> jobs = make_jobs<Op, Kokkos::Cuda>(impl, n);
   for (const bool own_context : {true, false}) {
     SCOPED_TRACE(own_context ? "own contexts" : "implicit contexts");
-    std::vector<std::string> failures(std::size_t(n));
+    std::vector<std::string> failures(static_cast<std::size_t>(n));  // (not size_t(n): a function declaration)
     std::vector<std::thread> threads;
+    // (nvcc 13's front end crashed here, "type_pointed_to: not a pointer
+    // type", on the declaration above when it read as a function.)
+    Job<Op, Kokkos::Cuda>* const job = jobs.data();
+    std::string* const failure = failures.data();
+    const Kokkos::Cuda* const stream = streams.data();
     for (int t = 0; t < n; ++t)
-      threads.emplace_back([&, t] {
-        failures[std::size_t(t)] = run_rounds<Op, Kokkos::Cuda>(
-            jobs[std::size_t(t)], streams[std::size_t(t)], own_context, kConcurrencyRounds);
+      threads.emplace_back([job, failure, stream, own_context, t] {
+        failure[t] = run_rounds<Op, Kokkos::Cuda>(job[t], stream[t], own_context,
+                                                  kConcurrencyRounds);
       });
     for (std::thread& t : threads) t.join();
     for (int t = 0; t < n; ++t) EXPECT_EQ(failures[std::size_t(t)], "") << "stream " << t;
