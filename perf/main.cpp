@@ -1,35 +1,86 @@
 // llmk-perf: validates, then times, llmk's implementations of an operation
-// and its peers (other codes doing the same work) on the same inputs.
-// Today one operation: the matmul backward (perf/matmul_backward/). The
-// harness (perf/harness/: timing, probes, the device timer, the table and the
-// JSON, the common options) knows nothing of it.
+// and its peers (other codes doing the same work) on the same inputs. One
+// driver, the operation as a subcommand:
+//   llmk-perf matmul_backward [options]      perf/matmul_backward/
+//   llmk-perf layernorm_backward [options]   perf/layernorm_backward/
+//   llmk-perf [options]                      matmul_backward, as before subcommands
+// The harness (perf/harness/: timing, probes, the device timer, the table and
+// the JSON, the common options) knows nothing of the operations. Its options
+// (--backend, --json, --import, ...) belong to llmk-perf itself: they may come
+// before the subcommand or after it (the subcommands fall through to them).
 // Progress on stderr, the table on stdout, optionally a JSON file (--json) to
 // which --import adds records timed elsewhere (perf/torch_baseline.py).
 // Exits 1 when a row failed its check, 2 on bad arguments.
 #include "harness/cli.hpp"
 #include "harness/kokkos_compat.hpp"
+#include "layernorm_backward/benchmark.hpp"
 #include "matmul_backward/benchmark.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 
+namespace {
+
+// The options given to `app` itself (not to its subcommands), by name.
+std::vector<std::string> given(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options())
+    if (o->count() > 0) names.push_back(o->get_name());
+  return names;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   llmk::perf::Options harness;
-  llmk::perf::matmul_backward::Options op;
+  llmk::perf::matmul_backward::Options matmul;
+  llmk::perf::layernorm_backward::Options layernorm;
 
-  CLI::App app{"llmk-perf: validate and time llmk's matmul backward against peers"};
-  llmk::perf::matmul_backward::add_options(app, op);
+  CLI::App app{"llmk-perf: validate and time llmk's operations against their peers. "
+               "Without a subcommand: matmul_backward, with the options below."};
+  // No subcommand: matmul_backward's options on the driver itself, as before
+  // the subcommands existed (scripts and docs call `llmk-perf --impl tiled`).
+  CLI::App* legacy = app.add_option_group(
+      "matmul_backward (without a subcommand)",
+      "the matmul backward's options when no subcommand is given");
+  llmk::perf::matmul_backward::add_options(*legacy, matmul);
   llmk::perf::add_options(app, harness);
+
+  CLI::App* matmul_cmd = app.add_subcommand(
+      "matmul_backward",
+      "the backward pass of a linear layer (dinp, dweight, dbias of out = inp·Wᵀ + bias)");
+  llmk::perf::matmul_backward::add_options(*matmul_cmd, matmul);
+  CLI::App* layernorm_cmd = app.add_subcommand(
+      "layernorm_backward",
+      "the backward pass of GPT-2's layer normalization (dinp, dweight, dbias)");
+  llmk::perf::layernorm_backward::add_options(*layernorm_cmd, layernorm);
+  for (CLI::App* cmd : {matmul_cmd, layernorm_cmd}) {
+    cmd->fallthrough();  // the harness's options after the subcommand too
+    cmd->footer("llmk-perf's own options (--backend, --repeat, --warmup, --budget, --max-call, "
+                "--threads, --json, --import, --no-check, --no-peers) may come before or after "
+                "the subcommand: llmk-perf --help lists them.");
+  }
+  app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);
+    // An operation's options given to the driver with another operation's
+    // subcommand (before it, or fallen through from it): refused, not ignored.
+    if (layernorm_cmd->parsed() && !given(*legacy).empty())
+      throw CLI::ValidationError(given(*legacy).front(),
+                                 "is an option of matmul_backward, not of layernorm_backward");
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);  // prints the help, or the error
     return rc == 0 ? 0 : 2;
   }
   llmk::perf::warn_about(harness);
+
+  std::function<int()> run = [&] { return llmk::perf::matmul_backward::run(harness, matmul); };
+  if (layernorm_cmd->parsed())
+    run = [&] { return llmk::perf::layernorm_backward::run(harness, layernorm); };
 
   std::unique_ptr<Kokkos::ScopeGuard> kokkos;
   try {
@@ -39,7 +90,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
-    return llmk::perf::matmul_backward::run(harness, op);
+    return run();
   } catch (const std::invalid_argument& e) {  // an --impl not available on --backend
     std::cerr << "llmk-perf: " << e.what() << "\n";
     return 2;

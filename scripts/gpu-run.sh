@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from a bundle made by scripts/gpu-bundle.sh.
 #
-# usage: run.sh [tests] [sanitize] [perf] [-- llmk-perf arguments]   (default: all three)
+# usage: run.sh [tests] [sanitize] [perf] [perf-layernorm] [-- llmk-perf arguments]
+#        (default: tests sanitize perf perf-layernorm)
 #   tests     every test binary; the large (seed-shape) tests on Cuda and across
 #             backends, not on the host-only binaries (slow there, and CI runs them)
-#   sanitize  compute-sanitizer memcheck over the Cuda tests on small shapes
+#   sanitize  compute-sanitizer memcheck over the Cuda tests on small shapes,
+#             racecheck over the layernorm tests (team scratch, barriers)
 #   perf      the PyTorch peer, then llmk-perf on Cuda at the seed shape
+#   perf-layernorm  the same for llmk-perf layernorm_backward, every precision,
+#             at GPT-2's C = 768 and 1600 (B = 8, T = 1024)
 # Logs and JSON go to $OUT (if set) or ./results.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,7 +25,7 @@ while [ $# -gt 0 ]; do
     *) steps+=("$1"); shift ;;
   esac
 done
-[ ${#steps[@]} -gt 0 ] || steps=(tests sanitize perf)
+[ ${#steps[@]} -gt 0 ] || steps=(tests sanitize perf perf-layernorm)
 
 status=0
 note() { printf '\n=== %s\n' "$*"; }
@@ -42,13 +46,28 @@ for step in "${steps[@]}"; do
       compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
         "$here/bin/llmk_tests_cuda" --gtest_brief=1 --gtest_filter='-*Large*' \
         2>&1 | tee "$results/memcheck.log" | tail -n 25
-      [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: memcheck"; status=1; } ;;
+      [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: memcheck"; status=1; }
+      note "compute-sanitizer racecheck: llmk_tests_cuda, layernorm"
+      compute-sanitizer --tool racecheck --error-exitcode 3 --print-limit 20 \
+        "$here/bin/llmk_tests_cuda" --gtest_brief=1 --gtest_filter='*Layernorm*-*Large*' \
+        2>&1 | tee "$results/racecheck.log" | tail -n 25
+      [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: racecheck"; status=1; } ;;
     perf)
       note "PyTorch peer"
       python3 "$here/torch_baseline.py" --json "$results/torch.json" "${perf_args[@]}" || status=1
       note "llmk-perf (Cuda)"
       "$here/bin/llmk-perf" --backend cuda --import "$results/torch.json" \
         --json "$results/perf-cuda.json" "${perf_args[@]}" || status=1 ;;
+    perf-layernorm)
+      for C in 768 1600; do
+        note "PyTorch peer, layernorm_backward C=$C"
+        python3 "$here/torch_baseline.py" layernorm_backward --C "$C" --precision all \
+          --json "$results/torch-layernorm-C$C.json" || status=1
+        note "llmk-perf layernorm_backward (Cuda) C=$C"
+        "$here/bin/llmk-perf" layernorm_backward --backend cuda --C "$C" --precision all \
+          --import "$results/torch-layernorm-C$C.json" \
+          --json "$results/perf-layernorm-C$C.json" || status=1
+      done ;;
     *) echo "unknown step '$step'"; status=2 ;;
   esac
 done

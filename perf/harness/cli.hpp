@@ -1,6 +1,7 @@
 // The command line options of the harness, shared by every operation's
-// benchmark: backend, timing, threads, output. The operation adds its own
-// (its sizes, the implementations to run) to the same CLI::App.
+// benchmark: backend, timing, threads, output. They belong to llmk-perf
+// itself; each operation adds its own (its sizes, the implementations to run)
+// to its subcommand (perf/main.cpp).
 #pragma once
 
 #include "timing.hpp"

@@ -77,6 +77,19 @@ static std::optional<double> comparison_ms(const std::vector<Record>& records, c
   return std::nullopt;
 }
 
+// r's GB/s as a percentage of its precision's ceiling row (this run's).
+static std::optional<double> ceiling_pct(const std::vector<Record>& records, const Record& r,
+                                         const TableLayout& layout) {
+  if (!r.gbs) return std::nullopt;
+  for (const auto& [precision, name] : layout.ceilings) {
+    if (precision != r.precision) continue;
+    for (const Record& c : records)
+      if (c.impl == name && c.precision == precision && !c.imported && c.gbs && *c.gbs > 0)
+        return 100.0 * *r.gbs / *c.gbs;
+  }
+  return std::nullopt;
+}
+
 // "vs peer:cublas-sgemm" when every precision of the table's own rows
 // compares with the same row, else "vs peer" and a note says which row each
 // precision compares with.
@@ -104,16 +117,23 @@ void print_table(std::ostream& os, const std::vector<Record>& records, const Tab
   std::size_t name_w = 16;
   for (const Record& r : records) name_w = std::max(name_w, r.impl.size() + (r.imported ? 1 : 0));
   std::string vs_note;
-  const std::string vs = comparison_title(records, layout, &vs_note);
+  const std::string vs = layout.vs_column ? comparison_title(records, layout, &vs_note) : "";
   const std::size_t vs_w = std::max<std::size_t>(12, vs.size());
+  const std::string pct = "% " + layout.ceiling_label;
+  const std::size_t pct_w = std::max<std::size_t>(7, pct.size());
+  const bool pct_column = !layout.ceilings.empty();
 
   std::string line = cell("impl", name_w, true) + " " + cell("backend", 8, true) + " " +
                      cell("precision", 13, true) + " " + cell("ms median", 11) + " " +
-                     cell("ms min", 11) + " " + cell("repeats", 7) + " " + cell("GFLOP/s", 9);
+                     cell("ms min", 11) + " " + cell("repeats", 7);
+  if (layout.gflops_column) line += " " + cell("GFLOP/s", 9);
+  if (layout.gbs_column) line += " " + cell("GB/s", 9);
+  if (pct_column) line += " " + cell(pct, pct_w);
   for (const std::string& s : layout.stage_columns) line += " " + cell(s + " GB/s", 9);
   if (layout.error_columns.empty()) line += " " + cell("max rel err", 11);
   for (const std::string& e : layout.error_columns) line += " " + cell(e + " err", 11);
-  line += " " + cell("valid", 5) + " " + cell(vs, vs_w);
+  line += " " + cell("valid", 5);
+  if (layout.vs_column) line += " " + cell(vs, vs_w);
   os << line << "\n";
 
   for (const Record& r : records) {
@@ -124,7 +144,10 @@ void print_table(std::ostream& os, const std::vector<Record>& records, const Tab
     line = cell(r.imported ? r.impl + "*" : r.impl, name_w, true) + " " +
            cell(r.backend, 8, true) + " " + cell(r.precision, 13, true) + " " +
            cell(format("%.3f", r.ms_median), 11) + " " + cell(format("%.3f", r.ms_min), 11) + " " +
-           cell(std::to_string(r.repeats), 7) + " " + cell(format("%.1f", r.gflops), 9);
+           cell(std::to_string(r.repeats), 7);
+    if (layout.gflops_column) line += " " + cell(format("%.1f", r.gflops), 9);
+    if (layout.gbs_column) line += " " + cell(format("%.1f", r.gbs), 9);
+    if (pct_column) line += " " + cell(format("%.1f", ceiling_pct(records, r, layout)), pct_w);
     for (const std::string& name : layout.stage_columns) {
       const StageRecord* s = r.stage(name);
       std::string text = "-";
@@ -139,7 +162,8 @@ void print_table(std::ostream& os, const std::vector<Record>& records, const Tab
         if (e.first == name) err = e.second;
       line += " " + cell(format("%.2e", err), 11);
     }
-    line += " " + cell(valid, 5) + " " + cell(format("%.3f", ratio), vs_w);
+    line += " " + cell(valid, 5);
+    if (layout.vs_column) line += " " + cell(format("%.3f", ratio), vs_w);
     if (!r.skipped.empty()) line += "  skipped: " + r.skipped;
     os << line << "\n";
   }
@@ -199,6 +223,9 @@ void write_json(const std::string& path, const Machine& m, const TableLayout& la
     j["ms_min"] = or_null(r.ms_min);
     j["repeats"] = r.repeats;
     j["gflops"] = or_null(r.gflops);
+    if (layout.gbs_column) j["gbs"] = or_null(r.gbs);
+    if (!layout.ceilings.empty())
+      j[layout.ceiling_label + "_pct"] = or_null(ceiling_pct(records, r, layout));
     // Every stage column's keys, null where the row has no such stage.
     for (const std::string& name : layout.stage_columns) {
       const StageRecord* s = r.stage(name);
@@ -246,6 +273,7 @@ std::vector<Record> read_json_records(const std::string& path, const RecordSchem
       r.ms_min = optional_field<double>(j, "ms_min");
       r.repeats = optional_field<int>(j, "repeats").value_or(0);
       r.gflops = optional_field<double>(j, "gflops");
+      r.gbs = optional_field<double>(j, "gbs");
       for (const std::string& name : schema.stages) {
         StageRecord s{name, optional_field<std::string>(j, name + "_kernel").value_or(""),
                       optional_field<double>(j, name + "_ms"), optional_field<double>(j, name + "_gbs")};

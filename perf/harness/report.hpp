@@ -55,6 +55,7 @@ struct Record {
   std::optional<double> ms_median, ms_min;
   int repeats = 0;
   std::optional<double> gflops;
+  std::optional<double> gbs;  // bytes the call moves per second (JSON "gbs" where the table has the column)
   std::vector<StageRecord> stages;
   std::optional<bool> valid;
   std::optional<double> max_rel_err;
@@ -75,6 +76,14 @@ struct TableLayout {
   // is compared with the one of its own precision).
   std::vector<std::pair<std::string, std::string>> comparisons;
   std::vector<std::string> notes;  // lines printed under the header
+  bool vs_column = true;      // the "vs" column
+  bool gflops_column = true;  // "GFLOP/s"
+  bool gbs_column = false;    // "GB/s" (Record::gbs; JSON "gbs")
+  // Per precision, the row whose GB/s is the bandwidth ceiling: a column
+  // "% <ceiling_label>" (JSON "<ceiling_label>_pct") with each row's GB/s as a
+  // percentage of that row's (this run's, not an imported one).
+  std::vector<std::pair<std::string, std::string>> ceilings;
+  std::string ceiling_label;
 };
 
 // What read_json_records looks for in a record, and the values older files

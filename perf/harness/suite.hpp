@@ -60,6 +60,7 @@ struct Row {
   std::function<void()> reset;                // restore the outputs' initial values
   std::function<CheckResult()> verify;        // compare the outputs of one call with the reference; empty: no check
   std::vector<Stage> stages;
+  double bytes = 0;  // bytes one call moves, for its GB/s (Suite::gbs_column); 0: none
   std::string note;  // under the table
   std::string skip;  // non-empty: not run, and why (in the table)
 };
@@ -78,6 +79,13 @@ struct Suite {
   std::string default_precision;        // what an imported record without one ran in
   // Per precision, the row the "vs" column divides by.
   std::vector<std::pair<std::string, std::string>> comparisons;
+  bool vs_column = true;      // the "vs" column (false: an operation with no comparison row)
+  bool gflops_column = true;  // "GFLOP/s" (false: a memory-bound operation)
+  bool gbs_column = false;    // "GB/s": Row::bytes per second
+  // Per precision, the row whose GB/s is the bandwidth ceiling (e.g.
+  // "peer:copy"): a column "% <ceiling_label>", each row's GB/s over its.
+  std::vector<std::pair<std::string, std::string>> ceilings;
+  std::string ceiling_label;
   std::vector<std::string> notes;  // printed under the header
   std::vector<Row> rows;
 };
@@ -97,7 +105,18 @@ inline TableLayout layout_of(const Suite& suite) {
   std::string title = suite.title + ",";
   for (const auto& [name, value] : suite.params) title += " " + name + "=" + std::to_string(value);
   if (!suite.derived.empty()) title += " (" + suite.derived + ")";
-  return {title, suite.stage_columns, suite.error_columns, suite.comparisons, suite.notes};
+  TableLayout layout;
+  layout.title = title;
+  layout.stage_columns = suite.stage_columns;
+  layout.error_columns = suite.error_columns;
+  layout.comparisons = suite.comparisons;
+  layout.notes = suite.notes;
+  layout.vs_column = suite.vs_column;
+  layout.gflops_column = suite.gflops_column;
+  layout.gbs_column = suite.gbs_column;
+  layout.ceilings = suite.ceilings;
+  layout.ceiling_label = suite.ceiling_label;
+  return layout;
 }
 
 // "gelu, overwrite_dinp" (those set), or "none".
@@ -228,6 +247,7 @@ bool run_rows(const Options& opt, const ExecSpace& exec, const DeviceTimer<ExecS
       r.ms_min = t.ms_min;
       r.repeats = t.repeats;
       if (suite.flops > 0 && t.ms_median > 0) r.gflops = suite.flops / (t.ms_median * 1e-3) * 1e-9;
+      if (row.bytes > 0 && t.ms_median > 0) r.gbs = row.bytes / (t.ms_median * 1e-3) * 1e-9;
       progress(std::to_string(t.repeats) + " repeats, median " + seconds_text(t.ms_median * 1e-3));
       for (const Stage& stage : row.stages) {
         StageRecord s{stage.name, stage.kernel, {}, {}};

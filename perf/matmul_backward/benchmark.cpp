@@ -1,9 +1,7 @@
 #include "benchmark.hpp"
 
-#include "../harness/kokkos_compat.hpp"
-#include "../harness/machine.hpp"
-#include "../harness/suite.hpp"
-#include "../harness/timer.hpp"
+#include "../harness/driver.hpp"
+#include "../harness/reference_io.hpp"
 #include "peers.hpp"
 
 #include <llmk/context.hpp>
@@ -21,107 +19,10 @@
 #include <cstdio>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 
 namespace llmk::perf::matmul_backward {
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::stringstream ss(s);
-  for (std::string part; std::getline(ss, part, sep);)
-    if (!part.empty()) parts.push_back(part);
-  return parts;
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-bool is_impl_name(const std::string& name) {
-  if (name == "auto") return true;
-  for (const MatmulBackwardImplInfo& info : matmul_backward_impls())
-    if (info.name == name) return true;
-  return false;
-}
-
-// The implementations available on ExecSpace, in the registry's order.
-template <class ExecSpace>
-std::vector<std::string> available_impls() {
-  std::vector<std::string> names;
-  for (const MatmulBackwardImplInfo& info : matmul_backward_impls())
-    if (matmul_backward_available<ExecSpace>(info.name)) names.push_back(info.name);
-  return names;
-}
-
-// "OpenMP, Serial: kokkoskernels, tiled, team, naive; Cuda: cublas, ..."
-std::string available_by_backend() {
-  std::vector<std::pair<std::string, std::string>> groups;  // names → backends
-  auto add = [&](const std::string& backend, const std::vector<std::string>& names) {
-    const std::string list = join(names);
-    for (auto& g : groups)
-      if (g.first == list) {
-        g.second += ", " + backend;
-        return;
-      }
-    groups.emplace_back(list, backend);
-  };
-#ifdef KOKKOS_ENABLE_SERIAL
-  add("serial", available_impls<Kokkos::Serial>());
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-  add("openmp", available_impls<Kokkos::OpenMP>());
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-  add("cuda", available_impls<Kokkos::Cuda>());
-#endif
-  std::string out;
-  for (const auto& [names, backends] : groups)
-    out += (out.empty() ? "" : "; ") + std::string("on ") + backends + ": " + names;
-  return out;
-}
-
-template <class ExecSpace>
-std::vector<std::string> select_impls(const std::string& list) {
-  if (list == "all") return available_impls<ExecSpace>();
-  std::vector<std::string> names;
-  for (const std::string& name : split(list, ',')) {
-    if (!matmul_backward_available<ExecSpace>(name))  // throws std::invalid_argument on an unknown name
-      throw std::invalid_argument("implementation '" + name + "' is not available on backend " +
-                                  ExecSpace::name() + " (available: " +
-                                  join(available_impls<ExecSpace>()) + ")");
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  }
-  return names;
-}
-
-// The precisions --precision may name: the library's configurations, with
-// "tf32" (fp32 storage, TF32 products) after "fp32".
-std::vector<std::string> precision_names() {
-  std::vector<std::string> names;
-  for (const std::string& config : matmul_backward_precisions()) {
-    names.push_back(config);
-    if (config == "fp32") names.push_back("tf32");
-  }
-  return names;
-}
-
-// "all", or a comma list of precision_names(), in that list's order.
-std::vector<reference::Precision> select_precisions(const std::string& list) {
-  const std::vector<std::string> wanted = split(list, ',');
-  std::vector<reference::Precision> out;
-  for (const std::string& name : precision_names()) {
-    if (list != "all" && std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
-    reference::Precision p;
-    if (!reference::parse_precision(name, p))
-      throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
-    out.push_back(p);
-  }
-  return out;
-}
 
 // Sizes whose element counts overflow 64 bits are refused (the library would
 // refuse them too, but the host problem is made first).
@@ -138,80 +39,21 @@ void check_sizes(const reference::Shape& s) {
   product(s.OC, s.C, "OC·C");
 }
 
+// The precisions --precision may name: the library's configurations, with
+// "tf32" (fp32 storage, TF32 products) after "fp32".
+std::vector<std::string> precision_names() {
+  std::vector<std::string> names;
+  for (const std::string& config : matmul_backward_precisions()) {
+    names.push_back(config);
+    if (config == "fp32") names.push_back("tf32");
+  }
+  return names;
+}
+
 const MatmulBackwardImplInfo& info_of(const std::string& name) {
   for (const MatmulBackwardImplInfo& info : matmul_backward_impls())
     if (info.name == name) return info;
   throw std::logic_error("llmk-perf: no implementation '" + name + "'");
-}
-
-// The element types of a precision configuration: Act for the activations
-// (dout, inp, weight, pre_gelu, dinp), Grad for dweight and dbias.
-template <class A, class G>
-struct Types {
-  using Act = A;
-  using Grad = G;
-};
-
-// f(Types<...>{}) for a precision's element types.
-template <class F>
-auto with_types(reference::Precision p, F&& f) {
-  using reference::Precision;
-  switch (p) {
-    case Precision::bf16: return f(Types<bf16, bf16>{});
-    case Precision::bf16_fp32grad: return f(Types<bf16, float>{});
-    default: return f(Types<float, float>{});  // fp32, tf32
-  }
-}
-
-// The library's name of a precision's storage ("tf32" is "fp32" with
-// Math::tf32), and its math mode.
-std::string storage_name(reference::Precision p) {
-  return p == reference::Precision::tf32 ? "fp32" : reference::precision_name(p);
-}
-Math math_of(reference::Precision p) {
-  return p == reference::Precision::tf32 ? Math::tf32 : Math::fp32;
-}
-
-// Whether an implementation declares a precision (tf32: fp32 storage and info.tf32).
-bool declares(const MatmulBackwardImplInfo& info, reference::Precision p) {
-  const std::string storage = storage_name(p);
-  const bool stored = std::find(info.precisions.begin(), info.precisions.end(), storage) !=
-                      info.precisions.end();
-  return stored && (p != reference::Precision::tf32 || info.tf32);
-}
-
-template <class T>
-std::vector<T> converted(const std::vector<float>& values) {
-  std::vector<T> out(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) out[i] = T(values[i]);  // exact: representable
-  return out;
-}
-
-template <class T>
-using HostConst2 = Kokkos::View<const T**, Kokkos::LayoutRight, Kokkos::HostSpace,
-                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-template <class T>
-using HostConst1 = Kokkos::View<const T*, Kokkos::LayoutRight, Kokkos::HostSpace,
-                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-
-template <class ExecSpace, class T>
-void upload(const ExecSpace& exec, const Matrix<ExecSpace, T>& dst, const std::vector<T>& src) {
-  Kokkos::deep_copy(exec, dst, HostConst2<T>(src.data(), dst.extent(0), dst.extent(1)));
-}
-template <class ExecSpace, class T>
-void upload(const ExecSpace& exec, const Vector<ExecSpace, T>& dst, const std::vector<T>& src) {
-  Kokkos::deep_copy(exec, dst, HostConst1<T>(src.data(), dst.extent(0)));
-}
-
-// An output read back (float, or bf16 widened) against the float64 reference.
-reference::Comparison compare_output(const char* what, const float* out,
-                                     const std::vector<double>& ref, std::int64_t cols, double tol) {
-  return reference::compare(what, out, ref.data(), ref.size(), cols, tol);
-}
-reference::Comparison compare_output(const char* what, const bf16* out,
-                                     const std::vector<double>& ref, std::int64_t cols, double tol) {
-  return reference::compare_bf16(what, reinterpret_cast<const std::uint16_t*>(out), ref.data(),
-                                 ref.size(), cols, tol);
 }
 
 // The gradients and the inputs of a run in one precision (dinp, dout, inp,
@@ -300,10 +142,13 @@ std::vector<Planned> plan_rows(reference::Precision p, const std::vector<std::st
 // The rows of one precision: makes its problem and reference, its buffers,
 // runs the rows (run_rows) and frees it all. Returns whether a row failed.
 template <class ExecSpace, class Act, class Grad>
-bool run_precision(const ExecSpace& exec, Context<ExecSpace>& ctx, const perf::Options& hopt,
-                   const Options& opt, const DeviceTimer<ExecSpace>& timer, const Suite& suite,
-                   reference::Precision p, const std::vector<Planned>& planned, int threads,
+bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& suite,
+                   reference::Precision p, const std::vector<Planned>& planned,
                    std::vector<Record>& records) {
+  const ExecSpace& exec = env.exec;
+  Context<ExecSpace>& ctx = env.ctx;
+  const perf::Options& hopt = env.opt;
+  const int threads = env.threads;
   const reference::Shape& s = opt.shape;
   const index_t M = s.M(), C = s.C, OC = s.OC;
   const std::string pname = reference::precision_name(p);
@@ -386,20 +231,7 @@ bool run_precision(const ExecSpace& exec, Context<ExecSpace>& ctx, const perf::O
       if (with_bias)
         cmp.push_back(compare_output("dbias", h_dbias.data(), ref->dbias, 0,
                                      reference::tolerance(p, Output::dbias)));
-      CheckResult r{true, 0, {}, "rel err"};
-      char buf[64];
-      for (const reference::Comparison& c : cmp) {
-        r.valid &= c.ok;
-        r.max_rel_err = std::max(r.max_rel_err, c.rel_l2);
-        r.errors.emplace_back(c.what, c.rel_l2);
-        std::snprintf(buf, sizeof buf, " %s %.1e,", c.what.c_str(), c.rel_l2);
-        r.detail += buf;
-      }
-      if (!with_bias) r.detail += " dbias not computed,";
-      r.detail.pop_back();
-      for (const reference::Comparison& c : cmp)
-        if (!c.ok) r.detail += "; " + c.message;
-      return r;
+      return check_result(cmp, with_bias ? "" : "dbias not computed");
     };
   };
   const double bias_bytes = s.bias ? double(M) * double(OC) * sizeof(Act) : 0.0;
@@ -459,79 +291,93 @@ bool run_precision(const ExecSpace& exec, Context<ExecSpace>& ctx, const perf::O
     }
     group.rows.push_back(std::move(row));
   }
-  return run_rows(hopt, exec, timer, group, records);
+  return run_rows(hopt, exec, env.timer, group, records);
 }
 
-template <class ExecSpace>
-int run_on(const ExecSpace& exec, const perf::Options& hopt, const Options& opt) {
-  const reference::Shape& s = opt.shape;
-  check_sizes(s);
-  const index_t M = s.M(), C = s.C, OC = s.OC;
-  const std::string backend = ExecSpace::name();
-  const std::vector<std::string> impls = select_impls<ExecSpace>(opt.impls);
-  const std::vector<reference::Precision> precisions = select_precisions(opt.precisions);
+// The harness's driver runs this (driver.hpp).
+class Benchmark {
+ public:
+  explicit Benchmark(const Options& opt) : opt_(opt) {}
 
-  Suite suite;
-  suite.title = "matmul backward";
-  suite.params = {{"B", s.B}, {"T", s.T}, {"C", C}, {"OC", OC}};
-  char derived[96];
-  std::snprintf(derived, sizeof derived, "M=%lld, %.4g GFLOP per call", (long long)M,
-                s.flops() * 1e-9);
-  suite.derived = derived;
-  suite.flops = s.flops();
-  suite.units = M;
-  suite.unit_name = "row";
-  suite.stage_columns = {"bias"};
-  suite.error_columns = {"dinp", "dweight", "dbias"};
-  suite.flags = {{"gelu", opt.gelu}, {"overwrite_dinp", opt.overwrite_dinp}};
-  suite.default_precision = "fp32";  // records from before precisions were float32
-  for (reference::Precision p : precisions) {
-    const std::string name = reference::precision_name(p);
-    suite.precisions.push_back(name);
-    const std::string peer = comparison_peer(backend, name, opt.gelu, opt.overwrite_dinp);
-    if (hopt.peers && !peer.empty()) suite.comparisons.emplace_back(name, "peer:" + peer);
-  }
-  suite.notes.push_back(
-      std::string("dinp ") + (opt.overwrite_dinp ? "overwritten (=)" : "accumulated (+=)") +
-      ", dweight and dbias accumulated (+=)" +
-      (opt.gelu ? "; with the GELU backward: dinp is the gradient of pre_gelu" : "") +
-      "; errors: relative L2 of each output against the float64 reference");
-  if (M == 0 || C == 0 || OC == 0)
+  template <class ExecSpace>
+  Suite suite(const perf::Options& hopt) {
+    const reference::Shape& s = opt_.shape;
+    check_sizes(s);
+    const index_t M = s.M(), C = s.C, OC = s.OC;
+    const std::string backend = ExecSpace::name();
+    impls_ = implementations().select(opt_.impls, backend);
+    precisions_ = select_precisions(opt_.precisions, precision_names());
+    peers_ = peers_for(backend);
+
+    Suite suite;
+    suite.title = "matmul backward";
+    suite.params = {{"B", s.B}, {"T", s.T}, {"C", C}, {"OC", OC}};
+    char derived[96];
+    std::snprintf(derived, sizeof derived, "M=%lld, %.4g GFLOP per call", (long long)M,
+                  s.flops() * 1e-9);
+    suite.derived = derived;
+    suite.flops = s.flops();
+    suite.units = M;
+    suite.unit_name = "row";
+    suite.stage_columns = {"bias"};
+    suite.error_columns = {"dinp", "dweight", "dbias"};
+    suite.flags = {{"gelu", opt_.gelu}, {"overwrite_dinp", opt_.overwrite_dinp}};
+    suite.default_precision = "fp32";  // records from before precisions were float32
+    for (reference::Precision p : precisions_) {
+      const std::string name = reference::precision_name(p);
+      suite.precisions.push_back(name);
+      const std::string peer = comparison_peer(backend, name, opt_.gelu, opt_.overwrite_dinp);
+      if (hopt.peers && !peer.empty()) suite.comparisons.emplace_back(name, "peer:" + peer);
+    }
     suite.notes.push_back(
-        "zero-sized problem: every llmk call is a valid no-op" +
-        std::string(M > 0 && OC > 0 ? " except dbias += Σ_rows dout (C = 0: no products)" : "") +
-        "; times are the calls' fixed costs");
-  std::vector<Record> imports = load_imports(hopt, suite);
+        std::string("dinp ") + (opt_.overwrite_dinp ? "overwritten (=)" : "accumulated (+=)") +
+        ", dweight and dbias accumulated (+=)" +
+        (opt_.gelu ? "; with the GELU backward: dinp is the gradient of pre_gelu" : "") +
+        "; errors: relative L2 of each output against the float64 reference");
+    if (M == 0 || C == 0 || OC == 0)
+      suite.notes.push_back(
+          "zero-sized problem: every llmk call is a valid no-op" +
+          std::string(M > 0 && OC > 0 ? " except dbias += Σ_rows dout (C = 0: no products)" : "") +
+          "; times are the calls' fixed costs");
+    return suite;
+  }
 
-  // Host work of a run uses the backend's threads: one on Serial.
-  const int threads = on_host<ExecSpace> ? kokkos_compat::concurrency(exec) : hopt.threads;
-  const DeviceTimer<ExecSpace> timer(exec);
-  const Machine machine = describe_machine(exec, timer, threads);
-  const std::vector<Peer> peers = peers_for(backend);
-
-  Context<ExecSpace> ctx(exec);
-  std::vector<Record> records;
-  bool failed = false;
-  for (reference::Precision p : precisions) {
-    const std::vector<Planned> planned =
-        plan_rows<ExecSpace>(p, impls, opt.impls != "all", peers, hopt.peers, opt, s);
+  template <class ExecSpace>
+  bool run_precision(const Env<ExecSpace>& env, const std::string& name, Suite& suite,
+                     std::vector<Record>& records) {
+    reference::Precision p;
+    if (!reference::parse_precision(name, p))
+      throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
+    const std::vector<Planned> planned = plan_rows<ExecSpace>(
+        p, impls_, opt_.impls != "all", peers_, env.opt.peers, opt_, opt_.shape);
     if (planned.empty()) {
-      const std::string line = std::string(reference::precision_name(p)) +
-                               ": no implementation or peer runs it on " + backend;
+      const std::string line = name + ": no implementation or peer runs it on " + ExecSpace::name();
       progress(line);
       suite.notes.push_back(line);
-      continue;
+      return false;
     }
-    failed |= with_types(p, [&](auto types) {
+    return with_types(p, [&](auto types) {
       using T = decltype(types);
-      return run_precision<ExecSpace, typename T::Act, typename T::Grad>(
-          exec, ctx, hopt, opt, timer, suite, p, planned, threads, records);
+      return matmul_backward::run_precision<ExecSpace, typename T::Act, typename T::Grad>(
+          env, opt_, suite, p, planned, records);
     });
   }
-  return report(hopt, machine, suite, std::move(records), std::move(imports), failed);
-}
+
+ private:
+  const Options& opt_;
+  std::vector<std::string> impls_;
+  std::vector<reference::Precision> precisions_;
+  std::vector<Peer> peers_;
+};
 
 }  // namespace
+
+const Implementations& implementations() {
+  static const Implementations impls(matmul_backward_impls(), [](auto space, const std::string& name) {
+    return matmul_backward_available<typename decltype(space)::type>(name);
+  });
+  return impls;
+}
 
 void add_options(CLI::App& app, Options& opt) {
   reference::Shape& s = opt.shape;
@@ -542,53 +388,15 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--T", s.T, std::string("sequence length") + zero)->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--C", s.C, std::string("input channels") + zero)->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--OC", s.OC, std::string("output channels") + zero)->capture_default_str()->check(CLI::NonNegativeNumber);
-  std::vector<std::string> elsewhere;  // known, but in no backend of this build
-  for (const MatmulBackwardImplInfo& info : matmul_backward_impls()) {
-    bool here = false;
-#ifdef KOKKOS_ENABLE_SERIAL
-    here |= matmul_backward_available<Kokkos::Serial>(info.name);
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-    here |= matmul_backward_available<Kokkos::OpenMP>(info.name);
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-    here |= matmul_backward_available<Kokkos::Cuda>(info.name);
-#endif
-    if (!here) elsewhere.push_back(info.name + (info.compiled ? "" : " (not compiled)"));
-  }
-  app.add_option("--impl", opt.impls,
-                 "comma list of llmk implementations, or 'all' (every one available on "
-                 "--backend). This build: " + available_by_backend() +
-                     "; and 'auto', the first of those" +
-                     (elsewhere.empty() ? std::string() : "; not here: " + join(elsewhere)))
+  app.add_option("--impl", opt.impls, implementations().option_help())
       ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& list) -> std::string {
-            if (list == "all") return {};
-            const std::vector<std::string> parts = split(list, ',');
-            if (parts.empty()) return "no implementation named";
-            for (const std::string& name : parts)
-              if (!is_impl_name(name)) return "'" + name + "' is not an llmk implementation";
-            return {};
-          },
-          "NAMES|all", "IMPLS"));
+      ->check(implementations().validator());
   app.add_option("--precision", opt.precisions,
                  "comma list of " + join(precision_names()) +
                      ", or 'all': each implementation and peer gets a row for each of them it "
                      "runs (tf32: float32 storage with TF32 products, Math::tf32)")
       ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& list) -> std::string {
-            if (list == "all") return {};
-            const std::vector<std::string> parts = split(list, ',');
-            const std::vector<std::string> known = precision_names();
-            if (parts.empty()) return "no precision named";
-            for (const std::string& name : parts)
-              if (std::find(known.begin(), known.end(), name) == known.end())
-                return "'" + name + "' is not a precision (" + join(known) + ", all)";
-            return {};
-          },
-          "NAMES|all", "PRECISIONS"));
+      ->check(list_validator(precision_names(), "precision", "PRECISIONS"));
   app.add_flag("--gelu", opt.gelu,
                "fuse the GELU backward: pass pre_gelu, dinp becomes the gradient of GELU's input "
                "(GPT-2's tanh approximation)");
@@ -598,7 +406,8 @@ void add_options(CLI::App& app, Options& opt) {
 }
 
 int run(const perf::Options& harness, const Options& opt) {
-  return with_backend(harness.backend, [&](const auto& exec) { return run_on(exec, harness, opt); });
+  Benchmark benchmark(opt);
+  return perf::run(harness, benchmark);
 }
 
 }  // namespace llmk::perf::matmul_backward

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "../harness/cli.hpp"
+#include "../harness/implementations.hpp"
 
 #include <ops/matmul_backward/reference/problem.hpp>
 
@@ -24,6 +25,9 @@ struct Options {
   bool gelu = false;                // pass pre_gelu: the GELU backward fused into dinp
   bool overwrite_dinp = false;      // Update::overwrite on dinp (llm.c's training)
 };
+
+// llmk::matmul_backward_impls() and where each runs, for --impl.
+const Implementations& implementations();
 
 // --B --T --C --OC (zero sizes are a valid no-op), --impl, whose help lists
 // the implementations of this build per backend (from the registry),

@@ -64,9 +64,8 @@ struct LayernormPlan {
   index_t blocks = 0, rows_per_block = 0;
 };
 
-template <class ExecSpace>
+template <class ExecSpace, class Tuning = LayernormTuning<ExecSpace>>
 LayernormPlan layernorm_plan(const index_t M) {
-  using Tuning = LayernormTuning<ExecSpace>;
   const index_t per_block = std::max<index_t>(
       Tuning::rows_per_block, (M + Tuning::max_blocks - 1) / Tuning::max_blocks);
   return {(M + per_block - 1) / per_block, per_block};
@@ -74,10 +73,10 @@ LayernormPlan layernorm_plan(const index_t M) {
 
 // Floats of workspace layernorm_blocked takes: a partial dweight (and dbias)
 // row per block.
-template <class ExecSpace>
+template <class ExecSpace, class Tuning = LayernormTuning<ExecSpace>>
 index_t layernorm_blocked_workspace(const index_t M, const index_t C, const bool bias) {
   if (M == 0 || C == 0) return 0;
-  return layernorm_plan<ExecSpace>(M).blocks * C * (bias ? 2 : 1);
+  return layernorm_plan<ExecSpace, Tuning>(M).blocks * C * (bias ? 2 : 1);
 }
 
 // What every kernel reads and writes, as views of the precision's types.
@@ -147,12 +146,18 @@ void layernorm_columns_naive(const ExecSpace& exec, const Args& a) {
 
 // --- blocked ----------------------------------------------------------------
 
-template <class ExecSpace, class Args>
+template <class ExecSpace, class Args, class Tuning = LayernormTuning<ExecSpace>>
 class LayernormBlocked {
  public:
-  using Tuning = LayernormTuning<ExecSpace>;
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   using Member = typename Policy::member_type;
+  struct Reduce {};
+  using ReducePolicy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>, Reduce>;
+  // One thread per team and no lanes (the host's): rows and columns are
+  // plain loops that the compiler vectorizes.
+  static constexpr bool one_thread = Tuning::team_size == 1 && Tuning::vector_length == 1;
+  using TIn = typename decltype(Args::inp)::value_type;  // const
+  using TDinp = typename decltype(Args::dinp)::value_type;
 
   // partials: layernorm_blocked_workspace floats.
   LayernormBlocked(const Args& a, float* partials)
@@ -161,46 +166,92 @@ class LayernormBlocked {
         M_(a.dout.extent(0)),
         C_(a.dout.extent(1)),
         bias_(a.dbias.extent(0) != 0),
-        plan_(layernorm_plan<ExecSpace>(M_)) {}
+        plan_(layernorm_plan<ExecSpace, Tuning>(M_)) {}
 
   void run(const ExecSpace& exec) const {
     Kokkos::parallel_for("llmk::layernorm_blocked",
                          Policy(exec, plan_.blocks, Tuning::team_size, Tuning::vector_length),
                          *this);
-    Kokkos::parallel_for("llmk::layernorm_partials_reduce",
-                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>, Reduce>(
-                             exec, 0, C_),
-                         *this);
+    const int cols = Tuning::reduce_columns, threads = Tuning::reduce_threads;
+    ReducePolicy reduce(exec, (C_ + cols - 1) / cols, threads, Tuning::vector_length);
+    Kokkos::parallel_for(
+        "llmk::layernorm_partials_reduce",
+        reduce.set_scratch_size(0, Kokkos::PerTeam(sizeof(float) * 2 * threads * cols)), *this);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const index_t block = team.league_rank();
     const index_t r0 = block * plan_.rows_per_block;
     const index_t r1 = r0 + plan_.rows_per_block < M_ ? r0 + plan_.rows_per_block : M_;
-    const float inv_c = 1.0f / float(C_);
     float* const dw = partials_ + block * C_ * (bias_ ? 2 : 1);
     float* const db = dw + C_;
+    if constexpr (one_thread) {
+      for (index_t m = r0; m < r1; ++m) host_row(m, dw, db, m == r0);
+      return;
+    }
+    const float inv_c = 1.0f / float(C_);
+    // Rows through pointers and columns as int (Blocked's max_cols): Views'
+    // 64-bit index arithmetic on every element made the kernel issue-bound
+    // (H200, C = 768: 45 % of the SMs' issue slots busy at 1 TB/s).
+    const int C = int(C_);
+    const TIn* const weight = a_.weight.data();
+    // A lane's columns come in groups of V elements G apart (G = C / V
+    // rounded up), V independent loads of each array a step.
+    constexpr int V = Tuning::vec;
+    const int G = (C + V - 1) / V;
     for (index_t s0 = r0; s0 < r1; s0 += Tuning::sub_rows) {
       const index_t s1 = s0 + Tuning::sub_rows < r1 ? s0 + Tuning::sub_rows : r1;
       // dinp: a row per thread-row, its lanes along the row.
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, s0, s1), [&](const index_t m) {
+        const TIn* const dout = &a_.dout(m, 0);
+        const TIn* const inp = &a_.inp(m, 0);
+        TDinp* const dinp = &a_.dinp(m, 0);
+        const float mean = a_.mean(m), rstd = a_.rstd(m);
         RowSums s;
         Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(team, C_),
-            [&](const index_t c, RowSums& part) { layernorm_row_terms(a_, m, c, part); }, s);
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, C_),
-                             [&](const index_t c) { layernorm_dinp_row(a_, m, c, s, inv_c); });
+            Kokkos::ThreadVectorRange(team, G),
+            [&](const int g, RowSums& part) {
+              for (int k = 0; k < V; ++k) {
+                const int c = g + k * G;
+                if (c >= C) break;
+                const float dnorm = to_float(dout[c]) * to_float(weight[c]);
+                part.dnorm += dnorm;
+                part.dnorm_norm += dnorm * ((to_float(inp[c]) - mean) * rstd);
+              }
+            },
+            s);
+        const float a = s.dnorm * inv_c, b = s.dnorm_norm * inv_c;
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, G), [&](const int g) {
+          for (int k = 0; k < V; ++k) {
+            const int c = g + k * G;
+            if (c >= C) break;
+            const float norm = (to_float(inp[c]) - mean) * rstd;
+            const float dnorm = to_float(dout[c]) * to_float(weight[c]);
+            update(dinp[c], rstd * (dnorm - a - norm * b), a_.overwrite_dinp);
+          }
+        });
       });
       // The sub-block's column sums into the team's partial rows: a column
-      // per thread, its rows in order. (No barrier: a column is always the
-      // same thread's, and the dinp rows are not read here.)
+      // per thread, its rows in order (their loads first, all in flight).
+      // (No barrier: a column is always the same thread's, and the dinp rows
+      // are not read here.)
       const bool first = s0 == r0;
-      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, C_), [&](const index_t c) {
+      const int rows = int(s1 - s0);
+      const TIn* const dout0 = &a_.dout(s0, 0);
+      const TIn* const inp0 = &a_.inp(s0, 0);
+      const index_t ld_dout = a_.dout.stride(0), ld_inp = a_.inp.stride(0);
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, C), [&](const int c) {
+        constexpr int R = Tuning::sub_rows;
+        float d[R], x[R];
+        for (int i = 0; i < R; ++i) {
+          d[i] = i < rows ? to_float(dout0[i * ld_dout + c]) : 0.0f;
+          x[i] = i < rows ? (to_float(inp0[i * ld_inp + c]) - a_.mean(s0 + i)) * a_.rstd(s0 + i)
+                          : 0.0f;
+        }
         float w = first ? 0.0f : dw[c], b = first || !bias_ ? 0.0f : db[c];
-        for (index_t m = s0; m < s1; ++m) {
-          const float d = to_float(a_.dout(m, c));
-          w += d * ((to_float(a_.inp(m, c)) - a_.mean(m)) * a_.rstd(m));
-          b += d;
+        for (int i = 0; i < R; ++i) {
+          w += d[i] * x[i];
+          b += d[i];
         }
         dw[c] = w;
         if (bias_) db[c] = b;
@@ -208,20 +259,73 @@ class LayernormBlocked {
     }
   }
 
-  struct Reduce {};
-  // dweight[c] and dbias[c]: the blocks' partials in block order.
-  KOKKOS_INLINE_FUNCTION void operator()(Reduce, const index_t c) const {
-    const index_t stride = C_ * (bias_ ? 2 : 1);
-    float w = 0, b = 0;
-    for (index_t block = 0; block < plan_.blocks; ++block) {
-      w += partials_[block * stride + c];
-      if (bias_) b += partials_[block * stride + C_ + c];
-    }
-    update(a_.dweight(c), w, a_.overwrite_dweight);
-    if (bias_) update(a_.dbias(c), b, a_.overwrite_dbias);
+  // dweight[c] and dbias[c] for a team's reduce_columns columns: each of its
+  // threads sums every reduce_threads-th block's partials in block order, then
+  // the first thread adds the threads' sums in thread order (an order fixed by
+  // the tuning: no atomics).
+  KOKKOS_INLINE_FUNCTION void operator()(Reduce, const Member& team) const {
+    constexpr int cols = Tuning::reduce_columns, threads = Tuning::reduce_threads;
+    float* const sums =
+        static_cast<float*>(team.team_shmem().get_shmem(sizeof(float) * 2 * threads * cols));
+    const index_t c0 = team.league_rank() * cols, stride = C_ * (bias_ ? 2 : 1);
+    const int t = team.team_rank();
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, cols), [&](const int l) {
+      float w = 0, b = 0;
+      if (c0 + l < C_) {
+        for (index_t block = t; block < plan_.blocks; block += threads) {
+          w += partials_[block * stride + c0 + l];
+          if (bias_) b += partials_[block * stride + C_ + c0 + l];
+        }
+      }
+      sums[2 * (t * cols + l)] = w;
+      sums[2 * (t * cols + l) + 1] = b;
+    });
+    team.team_barrier();
+    if (t != 0) return;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, cols), [&](const int l) {
+      const index_t c = c0 + l;
+      if (c >= C_) return;
+      float w = 0, b = 0;
+      for (int u = 0; u < threads; ++u) {
+        w += sums[2 * (u * cols + l)];
+        b += sums[2 * (u * cols + l) + 1];
+      }
+      update(a_.dweight(c), w, a_.overwrite_dweight);
+      if (bias_) update(a_.dbias(c), b, a_.overwrite_dbias);
+    });
   }
 
  private:
+  // The host's row: its two sums in 8 lanes (a float sum vectorizes only
+  // when its order is written out: GCC does not reassociate), its dinp, then
+  // its terms added to the block's partial rows (= for the block's first).
+  KOKKOS_INLINE_FUNCTION void host_row(const index_t m, float* const dw, float* const db,
+                                       const bool first) const {
+    constexpr int L = 8;
+    float sd[L] = {}, sdn[L] = {};
+    const float mean = a_.mean(m), rstd = a_.rstd(m);
+    index_t c = 0;
+    for (; c + L <= C_; c += L) {
+      for (int j = 0; j < L; ++j) {
+        const float norm = (to_float(a_.inp(m, c + j)) - mean) * rstd;
+        const float dnorm = to_float(a_.dout(m, c + j)) * to_float(a_.weight(c + j));
+        sd[j] += dnorm;
+        sdn[j] += dnorm * norm;
+      }
+    }
+    RowSums s;
+    for (int j = 0; j < L; ++j) s += RowSums{sd[j], sdn[j]};
+    for (; c < C_; ++c) layernorm_row_terms(a_, m, c, s);
+    const float inv_c = 1.0f / float(C_);
+    for (index_t k = 0; k < C_; ++k) layernorm_dinp_row(a_, m, k, s, inv_c);
+    for (index_t k = 0; k < C_; ++k) {
+      const float d = to_float(a_.dout(m, k));
+      const float w = d * ((to_float(a_.inp(m, k)) - mean) * rstd);
+      dw[k] = first ? w : dw[k] + w;
+      if (bias_) db[k] = first ? d : db[k] + d;
+    }
+  }
+
   Args a_;
   float* partials_;
   index_t M_, C_;

@@ -123,6 +123,11 @@ struct LayernormTuning {
   static constexpr int rows_per_block = 64;
   static constexpr int sub_rows = 16;
   static constexpr int max_blocks = 4096;
+  // The second pass: a team adds the blocks' partials of reduce_columns
+  // columns, its reduce_threads threads each every reduce_threads-th block.
+  static constexpr int reduce_columns = 64;
+  static constexpr int reduce_threads = 1;
+  static constexpr int vec = 1;  // (the host's rows are plain loops)
 };
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -188,15 +193,20 @@ struct ColumnSumTuning<Kokkos::Cuda> {
 // the seed shape: 144 tiles for 264 team slots: 1.94 -> 1.10 ms).
 // Measurements: docs/performance.md, perf/dev/tiled_bench.cpp.
 // Cuda: 8 warps of 32 lanes, a row per warp in dinp; the column sums
-// spread over all 256 threads (coalesced). 64 rows per block: 128 blocks at
-// M = 8192, about an SM each on an H200 (132 SMs).
+// spread over all 256 threads (coalesced). 16 rows per block: 512 blocks at
+// M = 8192, about 4 per SM on an H200 (132 SMs) to keep loads in flight; the
+// second pass spreads its 512 partial rows over 8 warps per 32 columns.
 template <>
 struct LayernormTuning<Kokkos::Cuda> {
   static constexpr int team_size = 8;
   static constexpr int vector_length = 32;
-  static constexpr int rows_per_block = 64;
+  static constexpr int rows_per_block = 16;
   static constexpr int sub_rows = 8;
   static constexpr int max_blocks = 4096;
+  static constexpr int reduce_columns = 32;
+  static constexpr int reduce_threads = 32;
+  // A lane's elements per step of a row (see LayernormBlocked).
+  static constexpr int vec = 4;
 };
 
 template <>

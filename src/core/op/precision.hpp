@@ -45,6 +45,26 @@ struct RoleType {
   bool present = true;
 };
 
+// The configurations of the operations whose arguments are inputs of one
+// type and gradients of inputs and parameters (matmul's, layernorm's), named
+// alike in each: Base<In, DInp, DWeight, DBias> is the operation's own
+// description of a configuration (its roles()).
+//   fp32           everything float
+//   bf16           everything bf16 (llm.c's training)
+//   bf16-fp32grad  bf16 inputs and dinp, float parameter gradients
+template <template <class, class, class, class> class Base>
+struct Fp32Of : Base<float, float, float, float> {
+  static constexpr std::string_view name = "fp32";
+};
+template <template <class, class, class, class> class Base>
+struct Bf16Of : Base<bf16, bf16, bf16, bf16> {
+  static constexpr std::string_view name = "bf16";
+};
+template <template <class, class, class, class> class Base>
+struct Bf16Fp32GradOf : Base<bf16, bf16, float, float> {
+  static constexpr std::string_view name = "bf16-fp32grad";
+};
+
 // "fp32 (inputs float32, dinp float32, ...)"
 template <class P>
 std::string describe_precision() {

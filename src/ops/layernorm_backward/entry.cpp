@@ -181,6 +181,8 @@ void layernorm_backward(Context<ExecSpace>& ctx, BufferRef dinp, BufferRef dweig
   // Every array's element count, checked before any reference is made of it.
   const index_t M = core::checked_product(B, T, kOpName, "M = B·T");
   core::checked_product(M, C, kOpName, "the elements of dout, inp and dinp, M·C");
+  // (weight's C elements are bounded apart: with B·T = 0 the product above is 0.)
+  core::checked_product(1, C, kOpName, "the elements of weight, 1·C");
   // A null dbias means "no bias gradient".
   layernorm_backward(ctx, Out<ExecSpace>(dinp, {M, C}), Out<ExecSpace>(dweight, {C}),
                      dbias.data ? Out<ExecSpace>(dbias, {C}) : Out<ExecSpace>(),

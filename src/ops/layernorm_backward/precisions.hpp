@@ -26,17 +26,9 @@ struct Precision {
   }
 };
 
-struct Fp32 : Precision<float, float, float, float> {
-  static constexpr std::string_view name = "fp32";
-};
-// llm.c's training: activations, weights and gradients bf16.
-struct Bf16 : Precision<bf16, bf16, bf16, bf16> {
-  static constexpr std::string_view name = "bf16";
-};
-// Mixed precision with float32 parameter gradients.
-struct Bf16Fp32Grad : Precision<bf16, bf16, float, float> {
-  static constexpr std::string_view name = "bf16-fp32grad";
-};
+using Fp32 = core::op::Fp32Of<Precision>;
+using Bf16 = core::op::Bf16Of<Precision>;  // llm.c's training
+using Bf16Fp32Grad = core::op::Bf16Fp32GradOf<Precision>;
 
 using Precisions = core::op::PrecisionList<Fp32, Bf16, Bf16Fp32Grad>;
 
