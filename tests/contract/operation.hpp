@@ -4,6 +4,7 @@
 //
 //   llmk_test::contract::register_space_tests<MyOpContract, Space>();   // per-space binary
 //   llmk_test::contract::register_bad_input_tests<MyOpContract, Host>(); // validation binary
+//   llmk_test::contract::register_backend_tests<MyOpContract, Tested, Reference>(); // backends
 //
 // (tests/support/layernorm_adapter.hpp is layernorm_backward's adapter;
 // tests/README.md lists what each aspect checks.) Every test is named
@@ -18,6 +19,8 @@
 //                                        problem, and its options struct
 //   static std::string name();           "layernorm_backward": test-name prefix
 //   static std::vector<Precision> precisions();      its configurations
+//   static constexpr bool same_bits_on_host_spaces;   results depend on the sizes
+//                                        alone, not on a host space's thread count
 //   template <class Space> static ImplCatalog catalog();
 //                                        its implementations on Space
 //                                        (support/impl_params.hpp)

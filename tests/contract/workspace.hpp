@@ -1,9 +1,10 @@
 // Contract (c): the workspace query is exact, for every implementation
 // ("auto" included) × precision:
 //   ExactBytes   a Context given exactly Op::workspace_bytes bytes of the
-//                user's memory (between guard bytes that must stay as they
-//                were) runs the call without allocating, with the results of
-//                the implicit context (bitwise where the info promises it)
+//                user's memory (filled with NaN bytes, between guard bytes
+//                that must stay as they were) runs the call without
+//                allocating, with the results of the implicit context
+//                (bitwise where the info promises it)
 //   OneByteLess  one byte less: std::invalid_argument naming the workspace
 //                and both sizes, before any write (every output bitwise as it
 //                was, poisoned and overwritten or accumulated); the same
@@ -37,10 +38,15 @@ void check_exact_workspace(const ImplPrecision& ip) {
   }
   expect_matches_reference<Op>(specs, implicit, Op::reference(p, none), ip.precision,
                                promises_rounding_once(cat, ip.impl, ip.precision));
+  // The user's buffer: its interior all 0xff bytes (NaN as float or double:
+  // a call must not depend on what a workspace held before), between guard
+  // bytes of 0xa5 that must stay as they were.
   constexpr std::size_t guard = 256;
   Kokkos::View<unsigned char*, typename Space::device_type> buffer("user workspace",
                                                                    bytes + 2 * guard);
   Kokkos::deep_copy(buffer, (unsigned char)0xa5);
+  Kokkos::deep_copy(Kokkos::subview(buffer, std::make_pair(guard, guard + bytes)),
+                    (unsigned char)0xff);
   {
     llmk::Context<Space> ctx{Space()};
     ctx.use_workspace(bytes ? buffer.data() + guard : nullptr, bytes);

@@ -30,6 +30,10 @@ struct LayernormBackwardContract {
   using ArgSpec = contract::ArgSpec;
 
   static std::string name() { return "layernorm_backward"; }
+  // Its column sums are added in an order fixed by M and C alone, its row
+  // sums by C (llmk/layernorm_backward.hpp): the same bits on every host
+  // space, whatever its thread count.
+  static constexpr bool same_bits_on_host_spaces = true;
 
   static std::vector<Precision> precisions() {
     return {Precision::fp32, Precision::bf16, Precision::bf16_fp32grad};
@@ -60,8 +64,13 @@ struct LayernormBackwardContract {
 
   // Every implementation × precision: the reference library's (C = 1, odd,
   // packs of 4 but not 8, GPT-2's C, 2100 rows, one row, no bias, C = 1600,
-  // C = 3073).
-  static const std::vector<Shape>& shapes() { return llmk::reference::layernorm::test_shapes(); }
+  // C = 3073), and a few blocks of rows whose last one ends in a partial
+  // sub-block (205 rows: 3 blocks of 64 and one of 13).
+  static std::vector<Shape> shapes() {
+    std::vector<Shape> v = llmk::reference::layernorm::test_shapes();
+    v.push_back({"blocks", 5, 41, 67});
+    return v;
+  }
   // Poisoned outputs: C = 1 (dinp is 0), several blocks with a partial last
   // one (longM: 33 blocks, the last of 52 rows), no bias.
   static std::vector<Shape> overwrite_shapes() {
