@@ -152,17 +152,21 @@ std::string run_rounds(Job<Op, Space>& job, const Space& exec, bool own_context,
   return "";
 }
 
+// A thread's work: its rounds, what went wrong into *failure.
+template <class Op, class Space>
+void run_rounds_into(std::string* failure, Job<Op, Space>* job, Space exec, bool own_context) {
+  *failure = run_rounds<Op, Space>(*job, exec, own_context, kConcurrencyRounds);
+}
+
 template <class Op, class Space>
 void check_host_threads(const std::string& impl, bool own_context) {
   std::vector<Job<Op, Space>> jobs = make_jobs<Op, Space>(impl, kConcurrencyThreads);
   const std::vector<Space> instances = thread_instances<Space>(kConcurrencyThreads);
   std::vector<std::string> failures(kConcurrencyThreads);
   std::vector<std::thread> threads;
-  for (int t = 0; t < kConcurrencyThreads; ++t)
-    threads.emplace_back([&, t] {
-      failures[std::size_t(t)] = run_rounds<Op, Space>(jobs[std::size_t(t)], instances[std::size_t(t)],
-                                                       own_context, kConcurrencyRounds);
-    });
+  for (std::size_t t = 0; t < std::size_t(kConcurrencyThreads); ++t)
+    threads.emplace_back(run_rounds_into<Op, Space>, &failures[t], &jobs[t], instances[t],
+                         own_context);
   for (std::thread& t : threads) t.join();
   for (int t = 0; t < kConcurrencyThreads; ++t)
     EXPECT_EQ(failures[std::size_t(t)], "")
