@@ -299,28 +299,43 @@ class LayernormBlocked {
   // The host's row: its two sums in 8 lanes (a float sum vectorizes only
   // when its order is written out: GCC does not reassociate), its dinp, then
   // its terms added to the block's partial rows (= for the block's first).
+  // Through pointers: Views' index arithmetic per element kept GCC from
+  // vectorizing the loops.
   KOKKOS_INLINE_FUNCTION void host_row(const index_t m, float* const dw, float* const db,
                                        const bool first) const {
     constexpr int L = 8;
-    float sd[L] = {}, sdn[L] = {};
+    const TIn* const dout = &a_.dout(m, 0);
+    const TIn* const inp = &a_.inp(m, 0);
+    const TIn* const weight = a_.weight.data();
+    TDinp* const dinp = &a_.dinp(m, 0);
     const float mean = a_.mean(m), rstd = a_.rstd(m);
+    float sd[L] = {}, sdn[L] = {};
     index_t c = 0;
     for (; c + L <= C_; c += L) {
       for (int j = 0; j < L; ++j) {
-        const float norm = (to_float(a_.inp(m, c + j)) - mean) * rstd;
-        const float dnorm = to_float(a_.dout(m, c + j)) * to_float(a_.weight(c + j));
+        const float norm = (to_float(inp[c + j]) - mean) * rstd;
+        const float dnorm = to_float(dout[c + j]) * to_float(weight[c + j]);
         sd[j] += dnorm;
         sdn[j] += dnorm * norm;
       }
     }
     RowSums s;
     for (int j = 0; j < L; ++j) s += RowSums{sd[j], sdn[j]};
-    for (; c < C_; ++c) layernorm_row_terms(a_, m, c, s);
-    const float inv_c = 1.0f / float(C_);
-    for (index_t k = 0; k < C_; ++k) layernorm_dinp_row(a_, m, k, s, inv_c);
+    for (; c < C_; ++c) {
+      const float dnorm = to_float(dout[c]) * to_float(weight[c]);
+      s.dnorm += dnorm;
+      s.dnorm_norm += dnorm * ((to_float(inp[c]) - mean) * rstd);
+    }
+    const float a = s.dnorm * (1.0f / float(C_)), b = s.dnorm_norm * (1.0f / float(C_));
+    const bool overwrite = a_.overwrite_dinp;
     for (index_t k = 0; k < C_; ++k) {
-      const float d = to_float(a_.dout(m, k));
-      const float w = d * ((to_float(a_.inp(m, k)) - mean) * rstd);
+      const float norm = (to_float(inp[k]) - mean) * rstd;
+      const float v = rstd * (to_float(dout[k]) * to_float(weight[k]) - a - norm * b);
+      dinp[k] = from_float<TDinp>(overwrite ? v : to_float(dinp[k]) + v);
+    }
+    for (index_t k = 0; k < C_; ++k) {
+      const float d = to_float(dout[k]);
+      const float w = d * ((to_float(inp[k]) - mean) * rstd);
       dw[k] = first ? w : dw[k] + w;
       if (bias_) db[k] = first ? d : db[k] + d;
     }
