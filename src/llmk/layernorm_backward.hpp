@@ -63,7 +63,7 @@ std::size_t layernorm_backward_workspace_bytes(index_t M, index_t C, bool has_bi
                                                std::string_view precision = "fp32");
 
 // Views (or TensorRefs): dinp, dout, inp of rank 2 (M, C) or 3 (B, T, C);
-// mean and rstd (M) or (B, T), float; weight and dweight (C); dbias (C) or
+// mean and rstd (M) with rank-2 activations, (B, T) with rank-3, float; weight and dweight (C); dbias (C) or
 // empty (no bias gradient).
 template <class ExecSpace>
 void layernorm_backward(Context<ExecSpace>& ctx,
