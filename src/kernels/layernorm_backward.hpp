@@ -17,10 +17,14 @@
 //    sub-block's dout ⊙ norm and dout to the team's float partial column
 //    sums in the workspace (columns over all the team's threads: coalesced on
 //    a GPU, unit-stride on a CPU; the sub-block is still in cache); then
-//    layernorm_partials_reduce adds the teams' partials in team order into
-//    dweight and dbias.
+//    LayernormPartialsReduce adds the teams' partials in a fixed order into
+//    dweight and dbias;
+//  - kernels/layernorm_rows.hpp: the GPU's, where C is a multiple of its
+//    packs: rows held in registers, read once (LayernormBlocked is its
+//    fallback).
 #pragma once
 
+#include <kernels/static_for.hpp>
 #include <kernels/tuning.hpp>
 #include <kernels/update.hpp>
 #include <llmk/types.hpp>
@@ -144,6 +148,102 @@ void layernorm_columns_naive(const ExecSpace& exec, const Args& a) {
       });
 }
 
+// --- the blocks' partial column sums -----------------------------------------
+
+// dweight and dbias from the blocks' partial rows (`blocks` rows of C floats
+// of dweight, then C of dbias when there is one): a team per reduce_columns
+// columns of one of the two, each of its threads summing every
+// reduce_threads-th block's partials in block order, its loads 8 at a time
+// (all in flight), then the threads' sums added in a fixed tree (an order
+// fixed by the tuning: no atomics), one rounding into each output.
+template <class ExecSpace, class Args, class Tuning = LayernormTuning<ExecSpace>>
+class LayernormPartialsReduce {
+ public:
+  static constexpr int kCols = Tuning::reduce_columns, kThreads = Tuning::reduce_threads;
+  static_assert((kThreads & (kThreads - 1)) == 0, "a power of two: the threads' sums in a tree");
+  // (Cuda: a team of 1024 threads runs only with ≤ 64 registers each; the
+  // unrolled loads took 72 without the bound.)
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>,
+                                    Kokkos::LaunchBounds<kThreads * Tuning::vector_length, 1>>;
+  using Member = typename Policy::member_type;
+  static constexpr int kLoads = 8;  // a thread's loads in flight
+
+  LayernormPartialsReduce(const Args& a, const float* partials, const index_t blocks)
+      : a_(a),
+        partials_(partials),
+        blocks_(blocks),
+        C_(a.dout.extent(1)),
+        groups_((C_ + kCols - 1) / kCols),
+        bias_(a.dbias.extent(0) != 0) {}
+
+  void run(const ExecSpace& exec) const {
+    Policy policy(exec, groups_ * (bias_ ? 2 : 1), kThreads, Tuning::vector_length);
+    Kokkos::parallel_for(
+        "llmk::layernorm_partials_reduce",
+        policy.set_scratch_size(0, Kokkos::PerTeam(sizeof(float) * (kThreads + 1) * kCols)),
+        *this);
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    float* const sums =
+        static_cast<float*>(team.team_shmem().get_shmem(sizeof(float) * (kThreads + 1) * kCols));
+    const bool bias = team.league_rank() >= groups_;  // the team's output: dbias or dweight
+    const index_t c0 = team.league_rank() % groups_ * kCols, stride = C_ * (bias_ ? 2 : 1);
+    const float* const part = partials_ + (bias ? C_ : 0);
+    const int t = team.team_rank();
+    // The output's old values (0 when overwritten), loaded first: their
+    // latency hides behind the partials'.
+    float* const old = sums + kThreads * kCols;
+    if (t == 0) {
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kCols), [&](const int l) {
+        const index_t c = c0 + l;
+        float v = 0;
+        if (c < C_ && bias && !a_.overwrite_dbias) v = to_float(a_.dbias(c));
+        if (c < C_ && !bias && !a_.overwrite_dweight) v = to_float(a_.dweight(c));
+        old[l] = v;
+      });
+    }
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kCols), [&](const int l) {
+      const index_t c = c0 + l;
+      float sum = 0;
+      for (index_t b0 = t; c < C_ && b0 < blocks_; b0 += kLoads * kThreads) {
+        float v[kLoads];
+        static_for<kLoads>([&](const int i) {
+          const index_t b = b0 + index_t(i) * kThreads;
+          v[i] = b < blocks_ ? part[b * stride + c] : 0.0f;
+        });
+        static_for<kLoads>([&](const int i) { sum += v[i]; });
+      }
+      sums[t * kCols + l] = sum;
+    });
+    // The threads' sums in a fixed tree: thread t adds t + half's.
+    for (int half = kThreads / 2; half >= 1; half /= 2) {
+      team.team_barrier();
+      if (t < half) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kCols), [&](const int l) {
+          sums[t * kCols + l] += sums[(t + half) * kCols + l];
+        });
+      }
+    }
+    if (t != 0) return;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kCols), [&](const int l) {
+      const index_t c = c0 + l;
+      if (c >= C_) return;
+      if (bias) {
+        update(a_.dbias(c), old[l] + sums[l], true);
+      } else {
+        update(a_.dweight(c), old[l] + sums[l], true);
+      }
+    });
+  }
+
+ private:
+  Args a_;
+  const float* partials_;
+  index_t blocks_, C_, groups_;
+  bool bias_;
+};
+
 // --- blocked ----------------------------------------------------------------
 
 template <class ExecSpace, class Args, class Tuning = LayernormTuning<ExecSpace>>
@@ -151,8 +251,6 @@ class LayernormBlocked {
  public:
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   using Member = typename Policy::member_type;
-  struct Reduce {};
-  using ReducePolicy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>, Reduce>;
   // One thread per team and no lanes (the host's): rows and columns are
   // plain loops that the compiler vectorizes.
   static constexpr bool one_thread = Tuning::team_size == 1 && Tuning::vector_length == 1;
@@ -172,11 +270,7 @@ class LayernormBlocked {
     Kokkos::parallel_for("llmk::layernorm_blocked",
                          Policy(exec, plan_.blocks, Tuning::team_size, Tuning::vector_length),
                          *this);
-    const int cols = Tuning::reduce_columns, threads = Tuning::reduce_threads;
-    ReducePolicy reduce(exec, (C_ + cols - 1) / cols, threads, Tuning::vector_length);
-    Kokkos::parallel_for(
-        "llmk::layernorm_partials_reduce",
-        reduce.set_scratch_size(0, Kokkos::PerTeam(sizeof(float) * 2 * threads * cols)), *this);
+    LayernormPartialsReduce<ExecSpace, Args, Tuning>(a_, partials_, plan_.blocks).run(exec);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
@@ -257,42 +351,6 @@ class LayernormBlocked {
         if (bias_) db[c] = b;
       });
     }
-  }
-
-  // dweight[c] and dbias[c] for a team's reduce_columns columns: each of its
-  // threads sums every reduce_threads-th block's partials in block order, then
-  // the first thread adds the threads' sums in thread order (an order fixed by
-  // the tuning: no atomics).
-  KOKKOS_INLINE_FUNCTION void operator()(Reduce, const Member& team) const {
-    constexpr int cols = Tuning::reduce_columns, threads = Tuning::reduce_threads;
-    float* const sums =
-        static_cast<float*>(team.team_shmem().get_shmem(sizeof(float) * 2 * threads * cols));
-    const index_t c0 = team.league_rank() * cols, stride = C_ * (bias_ ? 2 : 1);
-    const int t = team.team_rank();
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, cols), [&](const int l) {
-      float w = 0, b = 0;
-      if (c0 + l < C_) {
-        for (index_t block = t; block < plan_.blocks; block += threads) {
-          w += partials_[block * stride + c0 + l];
-          if (bias_) b += partials_[block * stride + C_ + c0 + l];
-        }
-      }
-      sums[2 * (t * cols + l)] = w;
-      sums[2 * (t * cols + l) + 1] = b;
-    });
-    team.team_barrier();
-    if (t != 0) return;
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, cols), [&](const int l) {
-      const index_t c = c0 + l;
-      if (c >= C_) return;
-      float w = 0, b = 0;
-      for (int u = 0; u < threads; ++u) {
-        w += sums[2 * (u * cols + l)];
-        b += sums[2 * (u * cols + l) + 1];
-      }
-      update(a_.dweight(c), w, a_.overwrite_dweight);
-      if (bias_) update(a_.dbias(c), b, a_.overwrite_dbias);
-    });
   }
 
  private:

@@ -128,6 +128,17 @@ struct LayernormTuning {
   static constexpr int reduce_columns = 64;
   static constexpr int reduce_threads = 1;
   static constexpr int vec = 1;  // (the host's rows are plain loops)
+  // The rows-in-registers kernel (layernorm_rows.hpp) is the GPU's: a host
+  // core's cache holds a row anyway.
+  static constexpr bool rows_in_registers = false;
+  template <class T>
+  static constexpr int row_chunks = 1;
+  static constexpr int rows_block = 1;
+  template <class T>
+  static constexpr int rows_per_step = 1;
+  template <class T>
+  static constexpr int rows_pack_bytes = 16;
+  using rows_launch_bounds = Kokkos::LaunchBounds<>;
 };
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -207,6 +218,30 @@ struct LayernormTuning<Kokkos::Cuda> {
   static constexpr int reduce_threads = 32;
   // A lane's elements per step of a row (see LayernormBlocked).
   static constexpr int vec = 4;
+  // Rows in registers (layernorm_rows.hpp), for C a multiple of a pack.
+  // Registers decide how many warps an SM holds, and warps in flight decide
+  // the speed: a lane keeps ~6 floats per element it holds (dout, norm,
+  // weight, dinp's old value, its two column sums), so a lane holds few
+  // elements (wide rows span several warps) and 2 teams of 256 threads fit
+  // an SM (≤ 128 registers each). Measured on an H200 (B 8, T 1024, dinp
+  // accumulated; perf/dev/layernorm_bench.cpp, docs/performance.md):
+  //  - fp32: 16-byte packs, ≤ 2 a lane, 2 rows a group at once (C = 768 on
+  //    4 warps: 48.0 µs, C = 1600 on 8: 82.9); one row at a time 50.4 / 89.3,
+  //    3 packs a lane 47.5 / 90.8, 3-4 rows at once spill (86-236).
+  //  - bf16: 8-byte packs (4 elements), ≤ 4 a lane, a row at a time (C = 768
+  //    on 2 warps: 36.4 µs, 1600 on 4: 57.8); 16-byte packs 37.2 / 59.4,
+  //    2 rows at once 35.7 / 72-85.
+  //  The team's 8 warps take 32 rows a block (64: 1 team per SM, 2-3 times
+  //  slower).
+  static constexpr bool rows_in_registers = true;
+  template <class T>
+  static constexpr int row_chunks = sizeof(T) == 4 ? 2 : 4;
+  template <class T>
+  static constexpr int rows_pack_bytes = sizeof(T) == 4 ? 16 : 8;
+  template <class T>
+  static constexpr int rows_per_step = sizeof(T) == 4 ? 2 : 1;
+  static constexpr int rows_block = 32;
+  using rows_launch_bounds = Kokkos::LaunchBounds<256, 2>;
 };
 
 template <>

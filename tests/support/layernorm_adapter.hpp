@@ -65,10 +65,13 @@ struct LayernormBackwardContract {
   // Every implementation × precision: the reference library's (C = 1, odd,
   // packs of 4 but not 8, GPT-2's C, 2100 rows, one row, no bias, C = 1600,
   // C = 3073), and a few blocks of rows whose last one ends in a partial
-  // sub-block (205 rows: 3 blocks of 64 and one of 13).
+  // sub-block (205 rows: 3 blocks of 64 and one of 13), once with C = 520.
   static std::vector<Shape> shapes() {
     std::vector<Shape> v = llmk::reference::layernorm::test_shapes();
     v.push_back({"blocks", 5, 41, 67});
+    // On a GPU, C a multiple of every pack runs rows in registers: blocks of
+    // 32 rows, the last of 13; C = 520 leaves lanes of a row's last pack idle.
+    v.push_back({"rows", 5, 41, 520});
     return v;
   }
   // Poisoned outputs: C = 1 (dinp is 0), several blocks with a partial last

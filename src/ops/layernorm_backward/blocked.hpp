@@ -1,29 +1,51 @@
-// Implementation "blocked": one pass over dout and inp, a team per block of
-// rows computing their dinp and its block's partial column sums, then a pass
-// adding the blocks' partials in order (kernels/layernorm_backward.hpp).
+// Implementation "blocked": one pass over dout and inp by blocks of rows, a
+// team per block computing their dinp and its block's partial column sums,
+// then a pass adding the blocks' partials in order. On a GPU, where C is a
+// multiple of a 16-byte pack and the arrays are aligned to it, the block's
+// rows are held in registers (kernels/layernorm_rows.hpp); otherwise, and
+// on hosts, kernels/layernorm_backward.hpp's LayernormBlocked.
 #pragma once
 
+#include <kernels/layernorm_rows.hpp>
 #include <ops/layernorm_backward/problem.hpp>
+
+#include <algorithm>
 
 namespace llmk::op::layernorm_backward {
 
 struct Blocked : ImplDefaults {
   static constexpr std::string_view name = "blocked";
-  // A team per block: Kokkos 3 counts the league in int, but the plan has at
-  // most LayernormTuning::max_blocks teams; the partial sums' workspace grows
-  // with C only. Columns are int inside a row (fewer instructions a load).
+  // A team per block: Kokkos 3 counts the league in int, but the plans have
+  // at most LayernormTuning::max_blocks teams; the partial sums' workspace
+  // grows with C only. Columns are int inside a row (fewer instructions a
+  // load).
   static constexpr index_t max_cols = core::kInt32Max;
+
+  // Either kernel's partial rows (which one runs depends on the arrays'
+  // alignment too, not known here).
+  template <class ExecSpace, class P>
+  static index_t workspace_floats(const Sizes& s) {
+    return std::max(kernels::layernorm_blocked_workspace<ExecSpace>(s.M, s.C, s.bias),
+                    kernels::layernorm_rows_workspace<ExecSpace, typename P::in>(s.M, s.C, s.bias));
+  }
 
   template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
-    size.add<float>(std::size_t(kernels::layernorm_blocked_workspace<ExecSpace>(s.M, s.C, s.bias)));
+    size.add<float>(std::size_t(workspace_floats<ExecSpace, P>(s)));
   }
 
   template <class ExecSpace, class P>
   static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
     using Args = typename Problem<ExecSpace, P>::Args;
-    float* partials = call.workspace.template take<float>(std::size_t(
-        kernels::layernorm_blocked_workspace<ExecSpace>(p.M, p.C, p.has_bias())));
+    float* partials =
+        call.workspace.template take<float>(std::size_t(workspace_floats<ExecSpace, P>(p.sizes())));
+    using Tuning = kernels::LayernormTuning<ExecSpace>;
+    if constexpr (Tuning::rows_in_registers) {
+      const auto rows = kernels::layernorm_rows_plan<typename P::in, Tuning>(p.M, p.C);
+      if (rows.warps_per_row > 0 && kernels::layernorm_rows_fit<Tuning>(p.args)) {
+        return kernels::run_layernorm_rows(call.exec, p.args, rows, partials);
+      }
+    }
     kernels::LayernormBlocked<ExecSpace, Args>(p.args, partials).run(call.exec);
   }
 };
