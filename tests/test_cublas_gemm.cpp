@@ -548,6 +548,14 @@ std::vector<BadCase> bad_cases() {
          g.d.stride = 20;
        }},
       {"d_stride_zero", "batches of D overlap", [](cu::Gemm& g) { g.batch = 2; }},
+      // Side by side, 5 columns each at a stride of 5 in rows of 9: batch
+      // 1's last column is batch 0's next row's first.
+      {"d_side_by_side_past_row", "batches of D overlap",
+       [](cu::Gemm& g) {
+         g.batch = 2;
+         g.d.ld = 9;
+         g.d.stride = 5;
+       }},
       {"d_meets_a", "overlaps A", [](cu::Gemm& g) { g.d.data = const_cast<void*>(g.a.data); }},
       {"float_into_bf16", "need a float32 D", [](cu::Gemm& g) { g.d.type = CUDA_R_16BF; }},
       {"mixed_inputs", "one type", [](cu::Gemm& g) { g.b.type = CUDA_R_16BF; }},
