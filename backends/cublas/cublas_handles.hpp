@@ -33,19 +33,24 @@ class CublasHandle {
   cublasHandle_t handle_ = nullptr;
 };
 
-// What decides cuBLASLt's algorithm choice for one GEMM: shape, types,
-// epilogue, and the alignment of every pointer the heuristic looks at.
+// What decides cuBLASLt's algorithm choice for one GEMM (cublas::LtMatmul):
+// shape, batches, types, epilogue, the workspace it may use, and the
+// alignment of every pointer the heuristic looks at. In cuBLAS's
+// column-major terms (cublas::ColumnMajor).
 struct LtGemmKey {
   int trans_a, trans_b;
   long long m, n, k, lda, ldb, ldd;
+  long long batch, stride_a, stride_b, stride_d;
   int compute, a_type, b_type, d_type;
   unsigned epilogue;
   int bias_type;
-  unsigned align_a, align_b, align_d, align_aux;
+  unsigned long long workspace_bytes;
+  unsigned align_a, align_b, align_d, align_epilogue;
 
   auto tie() const {
-    return std::tie(trans_a, trans_b, m, n, k, lda, ldb, ldd, compute, a_type, b_type, d_type,
-                    epilogue, bias_type, align_a, align_b, align_d, align_aux);
+    return std::tie(trans_a, trans_b, m, n, k, lda, ldb, ldd, batch, stride_a, stride_b, stride_d,
+                    compute, a_type, b_type, d_type, epilogue, bias_type, workspace_bytes,
+                    align_a, align_b, align_d, align_epilogue);
   }
   bool operator<(const LtGemmKey& other) const { return tie() < other.tie(); }
 };

@@ -1,42 +1,19 @@
-// What "cublas" and "cublaslt" share, for their .cpp files only (CUDA builds):
-// element types as CUDA data types, and the output side of the dinp GEMM
-// (cublas_dinp_route in src/ops/matmul_backward/cublas.hpp).
-//
-// cuBLAS is column-major; llmk's row-major matrices are their transposes: a
-// row-major R×K matrix is a column-major K×R matrix with leading dimension K.
-//   dinp (M×C)     ⟵ dout (M×OC) · weight (OC×C)
-//     column-major: dinpᵀ (C×M) ⟵ weightᵀ (C×OC) · doutᵀ (OC×M)
-//   dweight (OC×C) ⟵ doutᵀ (OC×M) · inp (M×C)
-//     column-major: dweightᵀ (C×OC) ⟵ inpᵀ (C×M) · dout (M×OC)
+// What matmul_backward's "cublas", "cublas_serial" and "cublaslt" share, for
+// their .cpp files only (CUDA builds): the two GEMMs described for the
+// wrapper (gemm.hpp), the output side of the dinp GEMM (cublas_dinp_route in
+// src/ops/matmul_backward/cublas.hpp), and the side stream of the bias pass.
 #pragma once
 
-#include "cublas_handles.hpp"
+#include "gemm.hpp"
 
 #include <ops/matmul_backward/cublas.hpp>
 #include <kernels/gelu.hpp>
 #include <kernels/gemm_output.hpp>
 
-#include <cstdint>
 #include <optional>
 #include <type_traits>
 
-namespace llmk::backends {
-
-// llmk::bf16 has __nv_bfloat16's layout (bf16.hpp): CUDA_R_16BF.
-template <class T>
-constexpr cudaDataType_t cuda_type() {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, bf16>, "float or llmk::bf16");
-  return std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_16BF;
-}
-
-// 16 bytes of T: one vector load or store.
-template <class T>
-struct alignas(16) Pack16 {
-  static constexpr int size = int(16 / sizeof(T));
-  T v[size];
-};
-
-inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+namespace llmk::op::matmul_backward {
 
 // out ⟵ out ⊙ gelu'(pre_gelu), in place, one rounding of the product.
 // Bandwidth-bound: with aligned data a thread moves 16 bytes of each array
@@ -46,12 +23,12 @@ inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p
 template <class T>
 void scale_by_gelu_grad(const Kokkos::Cuda& exec, const Matrix<Kokkos::Cuda, T>& out,
                         const ConstMatrix<Kokkos::Cuda, T>& pre_gelu) {
-  using Pack = Pack16<T>;
+  using Pack = backends::Pack16<T>;
   // Both are contiguous (validated; row chunks of contiguous matrices are).
   T* const o = out.data();
   const T* const g = pre_gelu.data();
   const index_t n = index_t(out.size());
-  const index_t packs = aligned16(o) && aligned16(g) ? n / Pack::size : 0;
+  const index_t packs = backends::aligned16(o) && backends::aligned16(g) ? n / Pack::size : 0;
   const index_t tail0 = packs * Pack::size;
   Kokkos::parallel_for(
       "llmk::cublas_dinp_gelu_scale", Range<Kokkos::Cuda>(exec, 0, packs + (n - tail0)),
@@ -69,18 +46,18 @@ void scale_by_gelu_grad(const Kokkos::Cuda& exec, const Matrix<Kokkos::Cuda, T>&
       });
 }
 
-// The output side of the dinp GEMM of one run(): where the product goes (a
-// column-major C×M matrix, leading dimension C), its type and beta, and the
-// pass that follows it, by cublas_dinp_route.
+// The output side of the dinp GEMM of one run(): where the product goes (an
+// M×C matrix, leading dimension C), its type and beta, and the pass that
+// follows it, by cublas_dinp_route.
 template <class P>
 class DinpOutput {
  public:
-  using Problem = op::matmul_backward::Problem<Kokkos::Cuda, P>;
-  using Route = op::matmul_backward::CublasDinpRoute;
+  using Problem = matmul_backward::Problem<Kokkos::Cuda, P>;
+  using Route = CublasDinpRoute;
 
   // Takes cublas_dinp_workspace_floats() from `workspace`.
   DinpOutput(const Problem& p, core::Workspace& workspace)
-      : p_(p), route_(op::matmul_backward::cublas_dinp_route<P>(p.overwrite_dinp, p.has_gelu())) {
+      : p_(p), route_(cublas_dinp_route<P>(p.overwrite_dinp, p.has_gelu())) {
     if (route_ == Route::staged) staged_.emplace(p.dinp, p.overwrite_dinp, true, workspace);
   }
 
@@ -89,7 +66,7 @@ class DinpOutput {
     return p_.dinp.data();
   }
   cudaDataType_t type() const {
-    return staged_ ? CUDA_R_32F : cuda_type<typename P::dinp>();
+    return staged_ ? CUDA_R_32F : backends::cuda_type<typename P::dinp>();
   }
   float beta() const { return route_ == Route::direct && !p_.overwrite_dinp ? 1.0f : 0.0f; }
 
@@ -117,9 +94,47 @@ class DinpOutput {
   std::optional<kernels::GemmOutput<Kokkos::Cuda, typename P::dinp>> staged_;
 };
 
-}  // namespace llmk::backends
+// Float32 FMAs unless TF32 was asked for (float inputs only).
+template <class P>
+backends::cublas::Compute compute_for(Math math) {
+  return std::is_same_v<typename P::in, float> && math == Math::tf32
+             ? backends::cublas::Compute::tf32
+             : backends::cublas::Compute::fp32;
+}
 
-namespace llmk::op::matmul_backward {
+// dinp (M×C) ⟵ dout (M×OC) · weight (OC×C), into D (M×C, leading dimension
+// C) of type d_type: dinp itself, or where a DinpOutput says.
+template <class P>
+backends::cublas::Gemm dinp_gemm(const Problem<Kokkos::Cuda, P>& p, void* d,
+                                 cudaDataType_t d_type, float beta, Math math) {
+  const cudaDataType_t in = backends::cuda_type<typename P::in>();
+  backends::cublas::Gemm g;
+  g.what = "dinp";
+  g.m = p.M, g.n = p.C, g.k = p.OC;
+  g.a = {p.dout.data(), p.OC, in};
+  g.b = {p.weight.data(), p.C, in};
+  g.d = {d, p.C, d_type};
+  g.beta = beta;
+  g.compute = compute_for<P>(math);
+  return g;
+}
+
+// dweight (OC×C) ⟵ doutᵀ (OC×M) · inp (M×C), straight into dweight (a bf16
+// dweight accumulated is rounded twice: cuBLAS rounds the product first).
+template <class P>
+backends::cublas::Gemm dweight_gemm(const Problem<Kokkos::Cuda, P>& p, Math math) {
+  const cudaDataType_t in = backends::cuda_type<typename P::in>();
+  backends::cublas::Gemm g;
+  g.what = "dweight";
+  g.m = p.OC, g.n = p.C, g.k = p.M;
+  g.op_a = backends::cublas::Op::T;
+  g.a = {p.dout.data(), p.OC, in};
+  g.b = {p.inp.data(), p.C, in};
+  g.d = {p.dweight.data(), p.C, backends::cuda_type<typename P::dweight>()};
+  g.beta = p.overwrite_dweight ? 0.0f : 1.0f;
+  g.compute = compute_for<P>(math);
+  return g;
+}
 
 // The context's second stream for the bias pass; null when the call runs the
 // pass on the caller's stream: when asked to, or when the context has no side
