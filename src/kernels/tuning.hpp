@@ -18,6 +18,17 @@
 #define LLMK_UNROLL
 #endif
 
+// LLMK_SIMD_REDUCTION(a, b) before a host loop that sums into a and b lets
+// the compiler vectorize the sums (OpenMP's `simd reduction`: the partial
+// sums in its vector lanes, added at the end, an order fixed by the binary).
+// Without OpenMP the loop sums in order.
+#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
+#define LLMK_PRAGMA(x) _Pragma(#x)
+#define LLMK_SIMD_REDUCTION(a, b) LLMK_PRAGMA(omp simd reduction(+ : a, b))
+#else
+#define LLMK_SIMD_REDUCTION(a, b)
+#endif
+
 namespace llmk::kernels {
 
 // Defaults for host spaces (Serial, OpenMP): one thread per team, no vector
