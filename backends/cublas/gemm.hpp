@@ -90,7 +90,9 @@ struct Gemm {
   Compute compute = Compute::fp32;
   index_t batch = 1;
   Epilogues epilogues;        // LtMatmul only
-  void* workspace = nullptr;  // cuBLASLt's scratch (GemmEx: cuBLAS's own)
+  // cuBLASLt's scratch, used from its first 256-byte boundary (GemmEx:
+  // cuBLAS's own).
+  void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
 };
 

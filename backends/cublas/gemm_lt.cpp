@@ -39,6 +39,23 @@ std::uint32_t alignment(const void* ptr, std::uintptr_t stride_bytes = 0) {
   return align;
 }
 
+// cuBLASLt's scratch from `bytes` at `p`, its start rounded up to 256
+// bytes: cublasLtMatmul failed with CUBLAS_STATUS_INVALID_VALUE on a
+// workspace at a Kokkos allocation's 128-byte alignment (H200, every test of
+// tests/test_cublas_gemm.cpp's own workspace; matmul's, carved 256-aligned
+// from the context's, ran).
+struct Scratch {
+  void* data;
+  std::size_t bytes;
+};
+Scratch aligned_scratch(void* p, const std::size_t bytes) {
+  if (p == nullptr) return {nullptr, 0};
+  const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(p);
+  const std::size_t skip = (256 - address % 256) % 256;
+  if (skip >= bytes) return {nullptr, 0};
+  return {static_cast<unsigned char*>(p) + skip, bytes - skip};
+}
+
 cublasLtEpilogue_t lt_kind(Epilogue::Kind kind) {
   switch (kind) {
     case Epilogue::Kind::dgelu:
@@ -61,8 +78,8 @@ LtMatmul::LtMatmul(CublasLtHandle& lt, const Gemm& g)
       beta_(g.beta),
       compute_(g.compute),
       batch_(g.batch),
-      workspace_(g.workspace),
-      workspace_bytes_(g.workspace_bytes) {
+      workspace_(aligned_scratch(g.workspace, g.workspace_bytes).data),
+      workspace_bytes_(aligned_scratch(g.workspace, g.workspace_bytes).bytes) {
   check(g);
   if (g.batch > std::numeric_limits<std::int32_t>::max())
     throw std::invalid_argument(std::string("llmk: GEMM '") + what_ +
