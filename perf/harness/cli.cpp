@@ -84,6 +84,10 @@ void add_options(CLI::App& app, Options& opt) {
                         "skip validating each row against the reference before timing it");
   app.add_flag_callback("--no-peers", [&opt] { opt.peers = false; },
                         "skip the peers (codes other than llmk's doing the same work)");
+  app.add_flag("--device-time", opt.device_time,
+               "Cuda: time the device's work alone, the host's part of each call (validation, "
+               "launches) hidden behind a busy kernel queued first (default: from an idle GPU, "
+               "the host's part included)");
 }
 
 void warn_about(const Options& opt) {

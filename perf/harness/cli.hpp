@@ -22,11 +22,12 @@ struct Options {
   std::vector<std::string> imports;  // JSON records timed elsewhere (perf/torch_baseline.py)
   bool check = true;  // validate each row before timing it
   bool peers = true;  // run the peers too
+  bool device_time = false;  // Cuda: time the device's work alone (timer.hpp)
 };
 
 // Sets the defaults (the default execution space, every hardware thread) and
 // adds --backend --repeat --warmup --budget --max-call --threads --json
-// --import --no-check --no-peers to app. The checks that need no Kokkos run
+// --import --no-check --no-peers --device-time to app. The checks that need no Kokkos run
 // while parsing: --threads above what Kokkos' OpenMP backend takes, a --json
 // path that cannot be written, an --import file that does not exist are
 // refused before anything runs.

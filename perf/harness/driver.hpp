@@ -47,7 +47,7 @@ int run_on(const ExecSpace& exec, const Options& opt, Operation& op) {
 
   // Host work of a run uses the backend's threads: one on Serial.
   const int threads = on_host<ExecSpace> ? kokkos_compat::concurrency(exec) : opt.threads;
-  const DeviceTimer<ExecSpace> timer(exec);
+  const DeviceTimer<ExecSpace> timer(exec, opt.device_time);
   const Machine machine = describe_machine(exec, timer, threads);
 
   Context<ExecSpace> ctx(exec);
