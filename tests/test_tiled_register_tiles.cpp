@@ -1,11 +1,13 @@
 // kernels/gemm_tiled.hpp's register-tile path (the GPU's: one micro-tile a
 // thread over all of K, pack loads, two scratch buffers filled through
-// registers or AsyncCopy, split-K by waves)
-// against a float64 sum, on every space of the build. On a host space it runs
-// through a small host tuning of that path, so CI, which has no GPU, covers
-// it; on Cuda through the shipped tuning. Each tuning comes in two team
-// counts, so that the same shapes run unsplit and split into several K
-// ranges (asserted through the workspace the split takes).
+// registers or AsyncCopy, split-K by waves) in matmul's two forms (dinp: NN
+// with GELU's factor; dweight: TN with the fused dbias) against a float64
+// sum, on every space of the build. On a host space it runs through a small
+// host tuning of that path (support/tiled_tunings.hpp), so CI, which has no
+// GPU, covers it; on Cuda through the shipped tuning. Each tuning comes in
+// two team counts, so that the same shapes run unsplit and split into
+// several K ranges (asserted through the workspace the split takes). The
+// general forms: test_tiled_gemm_forms.cpp.
 #include <gtest/gtest.h>
 #include <kernels/gemm_tiled.hpp>
 #include <ops/matmul_backward/reference/reference.hpp>
