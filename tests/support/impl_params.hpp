@@ -2,8 +2,7 @@
 // implementations × the precisions each declares, read from what the library
 // says about them (an operation's *_impls(): ImplInfo, or a struct derived
 // from it) and an availability function for the space under test.
-// support/device.hpp wraps these for matmul_backward; tests/contract/ for
-// any operation through its adapter.
+// tests/contract/ uses them for any operation, through its adapter.
 #pragma once
 
 #include <core/reference/precision.hpp>

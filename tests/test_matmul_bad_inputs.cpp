@@ -1,8 +1,16 @@
-// Bad inputs, on the default host execution space (argument checks run on the
-// host before any kernel, whatever the space). Each call must throw
+// llmk::matmul_backward's bad inputs, on the default host execution space
+// (argument checks run on the host before any kernel, whatever the space):
+// the contract's (tests/contract/bad_inputs.hpp) with its adapter
+// (support/matmul_adapter.hpp: GELU off and on), and what is matmul's own:
+// dout's rank-3 extents reported on inp, padded views, implementations not
+// compiled in or not available, C or OC above an implementation's column
+// limit, an implementation without the precision or without TF32, TF32 with
+// bf16 inputs, device memory on a host space. Each call must throw
 // std::invalid_argument whose message names the argument and what was
 // expected, and leave every output bit-for-bit as it was.
+#include "contract/bad_inputs.hpp"
 #include "support/compare.hpp"
+#include "support/matmul_adapter.hpp"
 #include "support/problem.hpp"
 #include "support/sparse.hpp"
 
@@ -111,67 +119,6 @@ class BadInputs : public ::testing::Test {
   }
 };
 
-// --- extents of the rank-2 views ---------------------------------------------
-
-TEST_F(BadInputs, DinpExtents) {
-  const auto bad = random_view<Matrix>("dinp", 7, M, C - 1);
-  expect_invalid_argument([&] { call(bad, dweight, dbias, dout, inp, weight); },
-                          {"'dinp'", "(6, 3)", "(6, 4)"},
-                          {span_of("dinp", bad), span_of("dweight", dweight),
-                           span_of("dbias", dbias)});
-}
-
-TEST_F(BadInputs, DweightExtents) {
-  const auto bad = random_view<Matrix>("dweight", 7, OC, C + 1);
-  expect_invalid_argument([&] { call(dinp, bad, dbias, dout, inp, weight); },
-                          {"'dweight'", "(5, 5)", "(5, 4)"},
-                          {span_of("dinp", dinp), span_of("dweight", bad),
-                           span_of("dbias", dbias)});
-}
-
-TEST_F(BadInputs, DbiasExtents) {
-  const auto bad = random_view<Vector>("dbias", 7, OC - 1);
-  expect_invalid_argument([&] { call(dinp, dweight, bad, dout, inp, weight); },
-                          {"'dbias'", "(4)", "(5)"},
-                          {span_of("dinp", dinp), span_of("dweight", dweight),
-                           span_of("dbias", bad)});
-}
-
-TEST_F(BadInputs, InpExtents) {
-  const auto bad = random_view<Matrix>("inp", 7, M + 1, C);
-  expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, bad, weight); },
-                          {"'inp'", "(7, 4)", "(6, 4)"}, outputs());
-}
-
-// weight's rows must be dout's columns (OC); its columns define C.
-TEST_F(BadInputs, WeightExtents) {
-  const auto bad = random_view<Matrix>("weight", 7, OC + 1, C);
-  expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, inp, bad); },
-                          {"'weight'", "(6, 4)", "(5, 4)"}, outputs());
-}
-
-// --- extents of the rank-3 views: B and T come from dout -----------------------
-
-TEST_F(BadInputs, Rank3InpBatchDiffersFromDout) {
-  const auto dinp3 = random_view<Tensor3>("dinp", 7, B, T, C);
-  const auto dout3 = random_view<Tensor3>("dout", 8, B, T, OC);
-  const auto inp3 = random_view<Tensor3>("inp", 9, B + 1, T, C);
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp3, dweight, dbias, dout3, inp3, weight); },
-      {"'inp'", "(3, 3, 4)", "(2, 3, 4)", "dout"},
-      {span_of("dinp", dinp3), span_of("dweight", dweight), span_of("dbias", dbias)});
-}
-
-TEST_F(BadInputs, Rank3DinpTimeDiffersFromDout) {
-  const auto dinp3 = random_view<Tensor3>("dinp", 7, B, T + 1, C);
-  const auto dout3 = random_view<Tensor3>("dout", 8, B, T, OC);
-  const auto inp3 = random_view<Tensor3>("inp", 9, B, T, C);
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp3, dweight, dbias, dout3, inp3, weight); },
-      {"'dinp'", "(2, 4, 4)", "(2, 3, 4)"},
-      {span_of("dinp", dinp3), span_of("dweight", dweight), span_of("dbias", dbias)});
-}
-
 // dout's T differs from the activations': reported on inp, whose expected
 // extents come from dout.
 TEST_F(BadInputs, Rank3DoutTimeDiffersFromInp) {
@@ -182,128 +129,6 @@ TEST_F(BadInputs, Rank3DoutTimeDiffersFromInp) {
       [&] { llmk::matmul_backward(Host(), dinp3, dweight, dbias, dout3, inp3, weight); },
       {"'inp'", "(2, 3, 4)", "(2, 5, 4)", "dout"},
       {span_of("dinp", dinp3), span_of("dweight", dweight), span_of("dbias", dbias)});
-}
-
-// --- the raw-pointer API -------------------------------------------------------
-
-class RawBadInputs : public ::testing::Test {
- protected:
-  static constexpr std::int64_t B = 2, T = 3, M = 6, C = 4, OC = 5;
-  std::vector<float> dinp = random_vector(M * C, 1), dweight = random_vector(OC * C, 2),
-                     dbias = random_vector(OC, 3), dout = random_vector(M * OC, 4),
-                     inp = random_vector(M * C, 5), weight = random_vector(OC * C, 6);
-
-  std::vector<Span> outputs() const {
-    return {span_of("dinp", dinp), span_of("dweight", dweight), span_of("dbias", dbias)};
-  }
-};
-
-// A null pointer for an array with elements (dbias excepted: null means "no
-// bias gradient").
-TEST_F(RawBadInputs, NullPointerWithNonZeroSize) {
-  struct NullCase {
-    const char* name;
-    const char* extents;
-  };
-  for (const NullCase& nc : {NullCase{"dinp", "(6, 4)"}, NullCase{"dweight", "(5, 4)"},
-                             NullCase{"dout", "(6, 5)"}, NullCase{"inp", "(6, 4)"},
-                             NullCase{"weight", "(5, 4)"}}) {
-    SCOPED_TRACE(nc.name);
-    const std::string name = nc.name;
-    const auto ptr = [&](std::vector<float>& v, const char* n) {
-      return name == n ? nullptr : v.data();
-    };
-    expect_invalid_argument(
-        [&] {
-          llmk::matmul_backward(Host(), ptr(dinp, "dinp"), ptr(dweight, "dweight"), dbias.data(),
-                                ptr(dout, "dout"), ptr(inp, "inp"), ptr(weight, "weight"), B, T, C,
-                                OC);
-        },
-        {"'" + name + "'", "null pointer", nc.extents}, outputs());
-  }
-}
-
-TEST_F(RawBadInputs, NegativeDimension) {
-  const char* names[] = {"B", "T", "C", "OC"};
-  for (int i = 0; i < 4; ++i) {
-    SCOPED_TRACE(names[i]);
-    std::int64_t dims[] = {B, T, C, OC};
-    dims[i] = -3;
-    expect_invalid_argument(
-        [&] {
-          llmk::matmul_backward(Host(), dinp.data(), dweight.data(), dbias.data(), dout.data(),
-                                inp.data(), weight.data(), dims[0], dims[1], dims[2], dims[3]);
-        },
-        {std::string("dimension ") + names[i] + " = -3", "negative"}, outputs());
-  }
-}
-
-// --- aliasing: outputs may overlap nothing else -------------------------------
-
-TEST_F(RawBadInputs, DinpIsInp) {
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), inp.data(), dweight.data(), dbias.data(), dout.data(),
-                              inp.data(), weight.data(), B, T, C, OC);
-      },
-      {"output 'dinp' overlaps 'inp'"}, {span_of("inp (as dinp)", inp), span_of("dweight", dweight),
-                                         span_of("dbias", dbias)});
-}
-
-TEST_F(RawBadInputs, DweightIsWeight) {
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), dinp.data(), weight.data(), dbias.data(), dout.data(),
-                              inp.data(), weight.data(), B, T, C, OC);
-      },
-      {"output 'dweight' overlaps 'weight'"},
-      {span_of("dinp", dinp), span_of("weight (as dweight)", weight), span_of("dbias", dbias)});
-}
-
-// One element in common: dinp starts at inp's last element.
-TEST_F(RawBadInputs, DinpOverlapsTheEndOfInp) {
-  std::vector<float> buffer = random_vector(2 * M * C, 7);
-  float* inp_ = buffer.data();
-  float* dinp_ = buffer.data() + M * C - 1;
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), dinp_, dweight.data(), dbias.data(), dout.data(), inp_,
-                              weight.data(), B, T, C, OC);
-      },
-      {"output 'dinp' overlaps 'inp'"},
-      {span_of("buffer", buffer), span_of("dweight", dweight), span_of("dbias", dbias)});
-}
-
-TEST_F(RawBadInputs, OutputsAliasEachOther) {
-  std::vector<float> shared = random_vector(M * C, 8);  // M·C ≥ OC·C: holds either
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), shared.data(), shared.data(), dbias.data(), dout.data(),
-                              inp.data(), weight.data(), B, T, C, OC);
-      },
-      {"output 'dinp' overlaps 'dweight'"}, {span_of("shared", shared), span_of("dbias", dbias)});
-}
-
-TEST_F(RawBadInputs, DbiasInsideDweight) {
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), dinp.data(), dweight.data(), dweight.data() + C, dout.data(),
-                              inp.data(), weight.data(), B, T, C, OC);
-      },
-      {"output 'dweight' overlaps 'dbias'"}, {span_of("dinp", dinp), span_of("dweight", dweight)});
-}
-
-// The checks are not stricter than they should be: adjacent arrays in one
-// buffer, and inputs sharing memory, are fine.
-TEST_F(RawBadInputs, AdjacentArraysAndSharedInputsAreAccepted) {
-  std::vector<float> buffer = random_vector(2 * M * C, 9);
-  EXPECT_NO_THROW(llmk::matmul_backward(Host(), buffer.data() + M * C, dweight.data(), dbias.data(),
-                                        dout.data(), buffer.data(), weight.data(), B, T, C, OC));
-  // inp and weight the same M×C = OC×C floats (M = OC = 5).
-  std::vector<float> dinp5 = random_vector(5 * C, 10), shared = random_vector(5 * C, 11);
-  EXPECT_NO_THROW(llmk::matmul_backward(Host(), dinp5.data(), dweight.data(), dbias.data(),
-                                        dout.data(), shared.data(), shared.data(), 1, 5, C, OC));
-  Host().fence();
 }
 
 // --- non-contiguous views ------------------------------------------------------
@@ -343,33 +168,9 @@ TEST_F(BadInputs, PaddedRank3View) {
 }
 
 // --- implementations -----------------------------------------------------------
-
-// Every name the library knows (compiled in or not) and "auto".
-std::vector<std::string> all_impl_names() {
-  std::vector<std::string> names;
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
-    names.push_back(info.name);
-  return names;
-}
-
-TEST_F(BadInputs, UnknownImplementationListsTheValidNames) {
-  for (const std::string bad : {"cuda-graphs", "", "Naive", "auto ", "tiled,team"}) {
-    SCOPED_TRACE("'" + bad + "'");
-    std::vector<std::string> fragments{"options.impl = '" + bad + "'", "not an implementation",
-                                       "auto"};
-    for (const std::string& name : all_impl_names()) fragments.push_back(name);
-    expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, inp, weight, bad); },
-                            fragments, outputs());
-  }
-}
-
-// The other functions that take a name refuse unknown ones the same way.
-TEST(ImplNames, UnknownNameInEveryFunctionThatTakesOne) {
-  llmk::MatmulBackwardOptions options;
-  options.impl = "cuda-graphs";
-  EXPECT_THROW(llmk::matmul_backward_available<Host>("cuda-graphs"), std::invalid_argument);
-  EXPECT_THROW(llmk::matmul_backward_workspace_bytes<Host>(6, 4, 5, true, options),
-               std::invalid_argument);
+// The bias pass of the benchmarks refuses unknown names as the entry points do
+// (the contract's ImplNames: matmul_backward_available, _workspace_bytes).
+TEST(ImplNames, UnknownNameInTheBiasPass) {
   llmk::Context<Host> ctx;
   const llmk::Vector<Host> dbias("dbias", 5);
   const llmk::Matrix<Host> dout("dout", 6, 5);
@@ -420,43 +221,6 @@ TEST_F(BadInputs, UnavailableImplementationOnEmptyProblem) {
     SCOPED_TRACE(info.name);
     expect_invalid_argument([&] { call(dinp0, dweight0, dbias, dout, inp0, weight0, info.name); },
                             {"'" + info.name + "'", "not available"}, {span_of("dbias", dbias)});
-  }
-}
-
-// --- sizes whose products overflow (raw pointers) ---------------------------------
-// The sizes are checked before any view is made of the pointers, so the arrays
-// behind them can be small: nothing may be read or written.
-
-TEST_F(RawBadInputs, OverflowingSizesAreRefused) {
-  constexpr std::int64_t k20 = std::int64_t(1) << 20, k30 = std::int64_t(1) << 30,
-                         k32 = std::int64_t(1) << 32, k40 = std::int64_t(1) << 40;
-  struct OverflowCase {
-    std::int64_t B, T, C, OC;
-    const char* product;  // as the message names it
-  };
-  const OverflowCase cases[] = {
-      {k32, k32, 4, 5, "M = B·T"},                    // B·T = 2⁶⁴ wraps int64 to 0
-      {k32 - 1, k32 + 1, 4, 5, "M = B·T"},            // 2⁶⁴ − 1: wraps to −1
-      {k20, k20, k30, 5, "elements of inp and dinp, M·C"},   // B·T·C = 2⁷⁰
-      {k20, k20, 4, k30, "elements of dout, M·OC"},          // B·T·OC = 2⁷⁰
-      {0, 3, k40, k40, "elements of weight and dweight, OC·C"},  // OC·C = 2⁸⁰ (with M = 0)
-      {1, 1, k32, k32, "elements of weight and dweight, OC·C"},  // 2⁶⁴: wraps to 0
-      {1, 1, std::int64_t(1) << 61, 1, "M·C"},  // 2⁶¹ floats: fits int64, not a byte offset
-  };
-  for (const std::string& impl : {std::string("auto"), std::string("naive"), std::string("team"),
-                                   std::string("tiled")}) {
-    for (const OverflowCase& oc : cases) {
-      SCOPED_TRACE(impl + ": B=" + std::to_string(oc.B) + " T=" + std::to_string(oc.T) +
-                   " C=" + std::to_string(oc.C) + " OC=" + std::to_string(oc.OC));
-      llmk::MatmulBackwardOptions options;
-      options.impl = impl;
-      expect_invalid_argument(
-          [&] {
-            llmk::matmul_backward(Host(), dinp.data(), dweight.data(), dbias.data(), dout.data(),
-                                  inp.data(), weight.data(), oc.B, oc.T, oc.C, oc.OC, options);
-          },
-          {oc.product, "overflows"}, outputs());
-    }
   }
 }
 
@@ -575,70 +339,6 @@ class TypedBadInputs : public BadInputs {
   }
 };
 
-// Raw pointers: one input of another element type than dout.
-TEST_F(TypedBadInputs, RawInputTypeDiffersFromDout) {
-  const auto raw = [&](llmk::ConstBufferRef dout_, llmk::ConstBufferRef inp_,
-                       llmk::ConstBufferRef weight_, llmk::ConstBufferRef pre_) {
-    return [this, dout_, inp_, weight_, pre_] {
-      llmk::matmul_backward(Host(), dinp.data(), dweight.data(), dbias.data(), dout_, inp_,
-                            weight_, B, T, C, OC, {}, pre_);
-    };
-  };
-  // inp bf16 while dout is float (the outputs are float).
-  expect_invalid_argument(raw(dout.data(), inp16.data(), weight.data(), nullptr),
-                          {"'inp'", "bf16", "dout is float32"}, outputs());
-  expect_invalid_argument(raw(dout.data(), inp.data(), weight16.data(), nullptr),
-                          {"'weight'", "bf16", "dout is float32"}, outputs());
-  expect_invalid_argument(raw(dout.data(), inp.data(), weight.data(), pre_gelu16.data()),
-                          {"'pre_gelu'", "bf16", "dout is float32"}, outputs());
-  // dout bf16, inp float: inp is the one named.
-  expect_invalid_argument(raw(dout16.data(), inp.data(), weight16.data(), nullptr),
-                          {"'inp'", "float32", "dout is bf16"}, outputs());
-}
-
-// Typed views: the same through the view entries (rank 2 and rank 3).
-TEST_F(TypedBadInputs, ViewInputTypeDiffersFromDout) {
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp16, dweight16, dbias16, dout16, inp, weight16); },
-      {"'inp'", "float32", "dout is bf16"}, outputs16());
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp, dweight, dbias, dout, inp, weight16); },
-      {"'weight'", "bf16", "dout is float32"}, outputs());
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), dinp16, dweight16, dbias16, dout16, inp16, weight16, pre_gelu);
-      },
-      {"'pre_gelu'", "float32", "dout is bf16"}, outputs16());
-  const Tensor16 dinp3(dinp16.data(), B, T, C), inp3(inp16.data(), B, T, C);
-  const Tensor3 dout3(dout.data(), B, T, OC);
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp3, dweight16, dbias16, dout3, inp3, weight16); },
-      {"'inp'", "bf16", "dout is float32"}, outputs16());
-}
-
-// Outputs whose types make no configuration (fp32, bf16, bf16-fp32grad): the
-// message names the types given and lists the configurations.
-TEST_F(TypedBadInputs, UnsupportedCombinationOfOutputTypes) {
-  // bf16 inputs, float dinp: bf16-fp32grad has dinp bf16.
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp, dweight, dbias, dout16, inp16, weight16); },
-      {"element types", "dinp float32", "bf16-fp32grad"}, outputs());
-  // float inputs, bf16 dweight.
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp, dweight16, dbias, dout, inp, weight); },
-      {"element types", "dweight bf16", "fp32"}, {span_of("dinp", dinp),
-                                                  span_of("dweight", dweight16),
-                                                  span_of("dbias", dbias)});
-  // bf16 inputs and dinp, float dweight, bf16 dbias (raw pointers).
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), dinp16.data(), dweight.data(), dbias16.data(), dout16.data(),
-                              inp16.data(), weight16.data(), B, T, C, OC);
-      },
-      {"element types", "dweight float32", "dbias bf16"},
-      {span_of("dinp", dinp16), span_of("dweight", dweight), span_of("dbias", dbias16)});
-}
-
 // An implementation asked for a configuration its info does not declare.
 TEST_F(TypedBadInputs, ImplementationWithoutThePrecision) {
   int tested = 0;
@@ -726,36 +426,17 @@ TEST_F(TypedBadInputs, Tf32WithBf16Inputs) {
   }
 }
 
-// pre_gelu must have inp's extents (rank 2 and rank 3).
-TEST_F(TypedBadInputs, PreGeluExtents) {
-  const auto bad = random_view<Matrix>("pre_gelu", 20, M, C + 1);
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp, dweight, dbias, dout, inp, weight, bad); },
-      {"'pre_gelu'", "(6, 5)", "(6, 4)"}, outputs());
-  const auto bad_rows = random_view<Matrix>("pre_gelu", 21, M - 1, C);
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp, dweight, dbias, dout, inp, weight, bad_rows); },
-      {"'pre_gelu'", "(5, 4)", "(6, 4)"}, outputs());
-  const auto dinp3 = random_view<Tensor3>("dinp", 22, B, T, C);
-  const auto dout3 = random_view<Tensor3>("dout", 23, B, T, OC);
-  const auto inp3 = random_view<Tensor3>("inp", 24, B, T, C);
-  const auto pre3 = random_view<Tensor3>("pre_gelu", 25, B, T + 1, C);
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp3, dweight, dbias, dout3, inp3, weight, pre3); },
-      {"'pre_gelu'", "(2, 4, 4)", "(2, 3, 4)"},
-      {span_of("dinp", dinp3), span_of("dweight", dweight), span_of("dbias", dbias)});
-  // bf16, rank 2.
-  const auto bad16 = random_bf16_view<Matrix16>("pre_gelu", 26, M, C - 1);
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), dinp16, dweight16, dbias16, dout16, inp16, weight16, bad16);
-      },
-      {"'pre_gelu'", "(6, 3)", "(6, 4)"}, outputs16());
-}
-
 // --- memory spaces (CUDA builds) -------------------------------------------------
 
 #ifdef KOKKOS_ENABLE_CUDA
+class RawBadInputs : public ::testing::Test {
+ protected:
+  static constexpr std::int64_t B = 2, T = 3, M = 6, C = 4, OC = 5;
+  std::vector<float> dinp = random_vector(M * C, 1), dweight = random_vector(OC * C, 2),
+                     dbias = random_vector(OC, 3), dout = random_vector(M * OC, 4),
+                     inp = random_vector(M * C, 5), weight = random_vector(OC * C, 6);
+};
+
 TEST_F(RawBadInputs, DevicePointerOnAHostSpace) {
   Kokkos::View<float*, Kokkos::LayoutRight, Kokkos::CudaSpace> device_dinp("dinp", M * C);
   expect_invalid_argument(
@@ -767,5 +448,9 @@ TEST_F(RawBadInputs, DevicePointerOnAHostSpace) {
       {span_of("dweight", dweight), span_of("dbias", dbias)});
 }
 #endif
+
+[[maybe_unused]] const bool registered =
+    (llmk_test::contract::register_bad_input_tests<llmk_test::MatmulBackwardContract, Host>(),
+     true);
 
 }  // namespace
