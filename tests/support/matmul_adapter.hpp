@@ -118,12 +118,13 @@ struct MatmulBackwardContract {
     return "";
   }
   static Shape nan_shape() { return shape({"nan", 2, 9, 24, 40}); }
-  // Remainders everywhere: M = 1041 rows, past a CPU's 1024-row chunk, in 9
-  // GPU tiles of 128 (dinp) and 3 of the host's 512-row dbias segments; C =
-  // 131, two GPU tiles; OC = 67: dweight one tile of rows, whose sums over M
-  // split-K splits. (B = 3, T = 347, C = 201, OC = 531 before: naive, 0.3 s a
-  // call on 2 cores, took 7-12 s a test with the variants' 20 calls.)
-  static Shape determinism_shape() { return shape({"det", 3, 347, 131, 67}); }
+  // Every sum the implementations split or reduce, with remainders: M = 1041
+  // rows, past a CPU's 1024-row chunk, in 9 GPU tiles of 128 (dinp) and 3 of
+  // the host's 512-row dbias segments; dweight (OC = C = 67) one tile, whose
+  // sums over M split-K splits. (B = 3, T = 347, C = 201, OC = 531 before:
+  // naive, 0.3 s a call on 2 cores, took 7-12 s a test with the variants'
+  // 20 calls.)
+  static Shape determinism_shape() { return shape({"det", 3, 347, 67, 67}); }
   // Work for every kernel (several tiles, chunks and dbias segments); and
   // C = 0, where an implementation that needs no workspace for its products
   // still needs one for dbias (the shared column sums).
