@@ -95,8 +95,7 @@ void expect_invalid_argument(const std::function<void()>& call,
 
 // B = 2, T = 3 (M = 6), C = 4, OC = 5: every extent differs from the others,
 // so a message's numbers identify which extent it is about.
-class BadInputs : public ::testing::Test {
- protected:
+struct Views {
   static constexpr std::int64_t B = 2, T = 3, M = 6, C = 4, OC = 5;
   Matrix dinp = random_view<Matrix>("dinp", 1, M, C);
   Matrix dweight = random_view<Matrix>("dweight", 2, OC, C);
@@ -117,11 +116,19 @@ class BadInputs : public ::testing::Test {
   std::vector<Span> outputs() const {
     return {span_of("dinp", dinp), span_of("dweight", dweight), span_of("dbias", dbias)};
   }
+
+  // The tests (registered at the end).
+  void Rank3DoutTimeDiffersFromInp();
+  void PaddedRank2View();
+  void PaddedRank3View();
+  void ImplementationNotCompiledIn();
+  void ImplementationNotAvailableOnTheSpace();
+  void UnavailableImplementationOnEmptyProblem();
 };
 
 // dout's T differs from the activations': reported on inp, whose expected
 // extents come from dout.
-TEST_F(BadInputs, Rank3DoutTimeDiffersFromInp) {
+void Views::Rank3DoutTimeDiffersFromInp() {
   const auto dinp3 = random_view<Tensor3>("dinp", 7, B, T, C);
   const auto dout3 = random_view<Tensor3>("dout", 8, B, T + 2, OC);
   const auto inp3 = random_view<Tensor3>("inp", 9, B, T, C);
@@ -138,7 +145,7 @@ TEST_F(BadInputs, Rank3DoutTimeDiffersFromInp) {
 // way a non-contiguous LayoutRight view reaches the API: Kokkos pads a row of
 // C = 100 floats to a multiple of its alignment.
 
-TEST_F(BadInputs, PaddedRank2View) {
+void Views::PaddedRank2View() {
   constexpr std::int64_t Cp = 100;
   Matrix padded(Kokkos::view_alloc(std::string("dinp"), Kokkos::AllowPadding), M, Cp);
   if (padded.span_is_contiguous()) GTEST_SKIP() << "this Kokkos does not pad a row of 100 floats";
@@ -152,7 +159,7 @@ TEST_F(BadInputs, PaddedRank2View) {
                            span_of("dbias", dbias)});
 }
 
-TEST_F(BadInputs, PaddedRank3View) {
+void Views::PaddedRank3View() {
   constexpr std::int64_t Cp = 100;
   Tensor3 padded(Kokkos::view_alloc(std::string("inp"), Kokkos::AllowPadding), B, T, Cp);
   if (padded.span_is_contiguous()) GTEST_SKIP() << "this Kokkos does not pad a B×T×100 view";
@@ -170,7 +177,7 @@ TEST_F(BadInputs, PaddedRank3View) {
 // --- implementations -----------------------------------------------------------
 // The bias pass of the benchmarks refuses unknown names as the entry points do
 // (the contract's ImplNames: matmul_backward_available, _workspace_bytes).
-TEST(ImplNames, UnknownNameInTheBiasPass) {
+void unknown_name_in_the_bias_pass() {
   llmk::Context<Host> ctx;
   const llmk::Vector<Host> dbias("dbias", 5);
   const llmk::Matrix<Host> dout("dout", 6, 5);
@@ -180,7 +187,7 @@ TEST(ImplNames, UnknownNameInTheBiasPass) {
 
 // An implementation whose library is not part of this build (cuBLAS in a
 // build without CUDA) is known by name but not available: the message says so.
-TEST_F(BadInputs, ImplementationNotCompiledIn) {
+void Views::ImplementationNotCompiledIn() {
   int missing = 0;
   for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
     if (info.compiled) continue;
@@ -197,7 +204,7 @@ TEST_F(BadInputs, ImplementationNotCompiledIn) {
 
 // Compiled in, but not for this execution space (cuBLAS on a host space of a
 // CUDA build).
-TEST_F(BadInputs, ImplementationNotAvailableOnTheSpace) {
+void Views::ImplementationNotAvailableOnTheSpace() {
   int unavailable = 0;
   for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
     if (!info.compiled || llmk::matmul_backward_available<Host>(info.name)) continue;
@@ -213,7 +220,7 @@ TEST_F(BadInputs, ImplementationNotAvailableOnTheSpace) {
 
 // Asking for an implementation the space lacks is an error whatever the sizes:
 // code that passes its tests on small or empty problems must not fail later.
-TEST_F(BadInputs, UnavailableImplementationOnEmptyProblem) {
+void Views::UnavailableImplementationOnEmptyProblem() {
   const Matrix dinp0("dinp", M, 0), dweight0("dweight", OC, 0), inp0("inp", M, 0),
       weight0("weight", OC, 0);
   for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
@@ -246,7 +253,7 @@ std::vector<LimitedImpl> impls_with_column_limits() {
   return v;
 }
 
-TEST(ColumnLimits, CAndOCAboveMaxColsAreRefusedBeforeAnyWrite) {
+void column_limits_refused_before_any_write() {
   const std::vector<LimitedImpl> limited = impls_with_column_limits();
   if (limited.empty()) GTEST_SKIP() << "no implementation on " << Host::name() << " has a limit";
   for (const LimitedImpl& li : limited) {
@@ -314,8 +321,7 @@ View random_bf16_view(const char* label, std::uint32_t seed, Extents... extents)
   return v;
 }
 
-class TypedBadInputs : public BadInputs {
- protected:
+struct TypedViews : Views {
   using Matrix16 = llmk::Matrix<Host, llmk::bf16>;
   using Vector16 = llmk::Vector<Host, llmk::bf16>;
   using Tensor16 = llmk::Tensor3<Host, llmk::bf16>;
@@ -337,10 +343,14 @@ class TypedBadInputs : public BadInputs {
   std::vector<Span> outputs16() const {
     return {span_of("dinp", dinp16), span_of("dweight", dweight16), span_of("dbias", dbias16)};
   }
+
+  void ImplementationWithoutThePrecision();
+  void Tf32OfAnImplementationWithoutIt();
+  void Tf32WithBf16Inputs();
 };
 
 // An implementation asked for a configuration its info does not declare.
-TEST_F(TypedBadInputs, ImplementationWithoutThePrecision) {
+void TypedViews::ImplementationWithoutThePrecision() {
   int tested = 0;
   for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
     if (!llmk::matmul_backward_available<Host>(info.name)) continue;
@@ -374,7 +384,7 @@ TEST_F(TypedBadInputs, ImplementationWithoutThePrecision) {
 
 // Math::tf32 of an implementation without TF32 (by its info), and of "auto"
 // when none available here has it.
-TEST_F(TypedBadInputs, Tf32OfAnImplementationWithoutIt) {
+void TypedViews::Tf32OfAnImplementationWithoutIt() {
   bool any_tf32 = false;
   int tested = 0;
   for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
@@ -403,7 +413,7 @@ TEST_F(TypedBadInputs, Tf32OfAnImplementationWithoutIt) {
 }
 
 // Math::tf32 with bf16 inputs: refused whatever the implementation.
-TEST_F(TypedBadInputs, Tf32WithBf16Inputs) {
+void TypedViews::Tf32WithBf16Inputs() {
   std::vector<std::string> names{"auto"};
   for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
     if (llmk::matmul_backward_available<Host>(info.name)) names.push_back(info.name);
@@ -429,15 +439,16 @@ TEST_F(TypedBadInputs, Tf32WithBf16Inputs) {
 // --- memory spaces (CUDA builds) -------------------------------------------------
 
 #ifdef KOKKOS_ENABLE_CUDA
-class RawBadInputs : public ::testing::Test {
- protected:
+struct RawArrays {
   static constexpr std::int64_t B = 2, T = 3, M = 6, C = 4, OC = 5;
   std::vector<float> dinp = random_vector(M * C, 1), dweight = random_vector(OC * C, 2),
                      dbias = random_vector(OC, 3), dout = random_vector(M * OC, 4),
                      inp = random_vector(M * C, 5), weight = random_vector(OC * C, 6);
+
+  void DevicePointerOnAHostSpace();
 };
 
-TEST_F(RawBadInputs, DevicePointerOnAHostSpace) {
+void RawArrays::DevicePointerOnAHostSpace() {
   Kokkos::View<float*, Kokkos::LayoutRight, Kokkos::CudaSpace> device_dinp("dinp", M * C);
   expect_invalid_argument(
       [&] {
@@ -449,8 +460,34 @@ TEST_F(RawBadInputs, DevicePointerOnAHostSpace) {
 }
 #endif
 
-[[maybe_unused]] const bool registered =
-    (llmk_test::contract::register_bad_input_tests<llmk_test::MatmulBackwardContract, Host>(),
-     true);
+// Each of matmul's own as "matmul_backward/<aspect>.<name>", as the contract's.
+void add(const std::string& aspect, const std::string& name, std::function<void()> body) {
+  llmk_test::contract::add_test("matmul_backward", aspect, name, "", std::move(body));
+}
+
+[[maybe_unused]] const bool registered = [] {
+  llmk_test::contract::register_bad_input_tests<llmk_test::MatmulBackwardContract, Host>();
+  add("Extents", "Rank3DoutTimeDiffersFromInp", [] { Views().Rank3DoutTimeDiffersFromInp(); });
+  add("Extents", "PaddedRank2View", [] { Views().PaddedRank2View(); });
+  add("Extents", "PaddedRank3View", [] { Views().PaddedRank3View(); });
+  add("Implementations", "UnknownNameInTheBiasPass", unknown_name_in_the_bias_pass);
+  add("Implementations", "NotCompiledIn", [] { Views().ImplementationNotCompiledIn(); });
+  add("Implementations", "NotAvailableOnTheSpace",
+      [] { Views().ImplementationNotAvailableOnTheSpace(); });
+  add("Implementations", "UnavailableOnEmptyProblem",
+      [] { Views().UnavailableImplementationOnEmptyProblem(); });
+  add("ColumnLimits", "CAndOCAboveMaxColsRefusedBeforeAnyWrite",
+      column_limits_refused_before_any_write);
+  add("Precisions", "ImplementationWithoutThePrecision",
+      [] { TypedViews().ImplementationWithoutThePrecision(); });
+  add("Precisions", "Tf32OfAnImplementationWithoutIt",
+      [] { TypedViews().Tf32OfAnImplementationWithoutIt(); });
+  add("Precisions", "Tf32WithBf16Inputs", [] { TypedViews().Tf32WithBf16Inputs(); });
+#ifdef KOKKOS_ENABLE_CUDA
+  add("MemorySpaces", "DevicePointerOnAHostSpace",
+      [] { RawArrays().DevicePointerOnAHostSpace(); });
+#endif
+  return true;
+}();
 
 }  // namespace
