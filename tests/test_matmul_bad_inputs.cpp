@@ -9,6 +9,7 @@
 // std::invalid_argument whose message names the argument and what was
 // expected, and leave every output bit-for-bit as it was.
 #include "contract/bad_inputs.hpp"
+#include "support/column_limits.hpp"
 #include "support/compare.hpp"
 #include "support/matmul_adapter.hpp"
 #include "support/problem.hpp"
@@ -237,26 +238,11 @@ void Views::UnavailableImplementationOnEmptyProblem() {
 // call are gigabytes: they are sparse mappings (support/sparse.hpp) that the
 // call must leave untouched, and refuse before it writes a page.
 
-struct LimitedImpl {
-  std::string name;
-  std::int64_t max_cols;
-};
-
-std::vector<LimitedImpl> impls_with_column_limits() {
-  namespace mb = llmk::op::matmul_backward;
-  std::vector<LimitedImpl> v;
-  llmk::core::for_each_impl(mb::Implementations{}, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    if (I::max_cols < llmk::core::kNoLimit && mb::available_on<I, Host>)
-      v.push_back({std::string(I::name), I::max_cols});
-  });
-  return v;
-}
-
 void column_limits_refused_before_any_write() {
-  const std::vector<LimitedImpl> limited = impls_with_column_limits();
+  const std::vector<llmk_test::LimitedImpl> limited =
+      llmk_test::impls_with_column_limits<llmk::op::matmul_backward::Implementations, Host>();
   if (limited.empty()) GTEST_SKIP() << "no implementation on " << Host::name() << " has a limit";
-  for (const LimitedImpl& li : limited) {
+  for (const llmk_test::LimitedImpl& li : limited) {
     const std::int64_t big = li.max_cols + 1;
     struct Dims {
       std::int64_t C, OC;

@@ -81,4 +81,16 @@ void register_backend_tests() {
              [=] { check_backends_agree<Op, Tested, Reference>(ip); });
 }
 
+// The pairs of execution spaces this Kokkos has: OpenMP against Serial, Cuda
+// against OpenMP.
+template <class Op>
+void register_backend_pairs() {
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(KOKKOS_ENABLE_SERIAL)
+  register_backend_tests<Op, Kokkos::OpenMP, Kokkos::Serial>();
+#endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOS_ENABLE_OPENMP)
+  register_backend_tests<Op, Kokkos::Cuda, Kokkos::OpenMP>();
+#endif
+}
+
 }  // namespace llmk_test::contract

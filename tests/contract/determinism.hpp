@@ -30,12 +30,20 @@ void check_determinism(const ImplPrecision& ip) {
       EXPECT_TRUE(d.download(q, r));
       return r;
     };
-    const Outputs first = run(Entry::Rank2Views, nullptr, options, p);
-    expect_matches_reference<Op>(specs, first, Op::reference(p, none), ip.precision,
-                                 promises_rounding_once(cat, ip.impl, ip.precision));
-    for (int i = 1; i < 3; ++i)
-      EXPECT_TRUE(bitwise_equal(specs, run(Entry::Rank2Views, nullptr, options, p), first))
-          << "rank-2 call " << i + 1;
+    // Three rank-2 calls with the updates `o`: the first against the
+    // reference, the others bitwise equal to it, which is returned.
+    const auto three_calls = [&](const Overwrites& o) {
+      const typename Op::Problem q = poisoned<Op>(p, o);
+      const typename Op::Options with = Op::options(ip.impl, ip.precision, o);
+      const Outputs first = run(Entry::Rank2Views, nullptr, with, q);
+      expect_matches_reference<Op>(specs, first, Op::reference(p, o), ip.precision,
+                                   promises_rounding_once(cat, ip.impl, ip.precision));
+      for (int i = 1; i < 3; ++i)
+        EXPECT_TRUE(bitwise_equal(specs, run(Entry::Rank2Views, nullptr, with, q), first))
+            << describe_overwrites(specs, o) << ", rank-2 call " << i + 1;
+      return first;
+    };
+    const Outputs first = three_calls(none);
     EXPECT_TRUE(bitwise_equal(specs, run(Entry::Rank3Views, nullptr, options, p), first))
         << "rank 3";
     EXPECT_TRUE(bitwise_equal(specs, run(Entry::RawPointers, nullptr, options, p), first))
@@ -53,14 +61,7 @@ void check_determinism(const ImplPrecision& ip) {
           first))
           << "\"auto\", which stands for " << ip.impl;
     // Overwritten outputs (other code paths: no initial value read).
-    const typename Op::Options overwrite = Op::options(ip.impl, ip.precision, all);
-    const typename Op::Problem q = poisoned<Op>(p, all);
-    const Outputs once = run(Entry::Rank2Views, nullptr, overwrite, q);
-    expect_matches_reference<Op>(specs, once, Op::reference(p, all), ip.precision,
-                                 promises_rounding_once(cat, ip.impl, ip.precision));
-    for (int i = 1; i < 3; ++i)
-      EXPECT_TRUE(bitwise_equal(specs, run(Entry::Rank2Views, nullptr, overwrite, q), once))
-          << "overwritten, rank-2 call " << i + 1;
+    three_calls(all);
   }
 }
 

@@ -177,6 +177,12 @@ inline std::vector<std::size_t> input_indices(const std::vector<ArgSpec>& specs)
   return v;
 }
 
+// The Update of an output that `overwrite`s, or accumulates (for the
+// adapters' options()).
+inline llmk::Update update(bool overwrite) {
+  return overwrite ? llmk::Update::overwrite : llmk::Update::accumulate;
+}
+
 // Each output overwritten alone, then all of them (the others accumulate).
 inline std::vector<Overwrites> overwrite_combinations(std::size_t outputs) {
   std::vector<Overwrites> v;

@@ -3,7 +3,8 @@
 // test_*_huge.cpp): on a host space a sparse mapping (support/sparse.hpp:
 // untouched pages read as zero and cost nothing), on a device an allocation,
 // zero-filled; and what those tests share: small integers whose sums are
-// exact, the exact comparison, whether the machine has the memory.
+// exact, the exact comparison, whether the machine has the memory, the checks
+// after the call.
 #pragma once
 
 #include "support/guarded_array.hpp"
@@ -115,6 +116,51 @@ bool enough_memory(double host_bytes, double device_bytes, std::string& why) {
           " GB of available memory, /proc/meminfo says " + std::to_string(available / 1e9) + " GB";
     return available >= host_bytes;
   }
+}
+
+// weight, dweight and dbias of a huge test: small arrays of small integers
+// (weight's from seed 1, dweight's initial values 2, dbias's 3) between
+// guards, and the float64 reference of dweight and dbias, which starts from
+// the initial values; each block of rows adds its part.
+template <class Space>
+struct SmallArrays {
+  SmallArrays(std::int64_t weight_elements, std::int64_t bias_elements)
+      : weight(small_integers(std::size_t(weight_elements), 1, 4)),
+        dweight0(small_integers(std::size_t(weight_elements), 2, 8)),
+        dbias0(small_integers(std::size_t(bias_elements), 3, 8)),
+        g_weight("weight", weight, Alignment::Allocation),
+        g_dweight("dweight", dweight0, Alignment::Allocation),
+        g_dbias("dbias", dbias0, Alignment::Element),
+        ref_dweight(dweight0.begin(), dweight0.end()),
+        ref_dbias(dbias0.begin(), dbias0.end()) {}
+
+  // After the call: weight bitwise as it was, dweight and dbias exactly
+  // their references.
+  void expect_results(const Space& exec) const {
+    std::vector<float> dweight, dbias, weight_after;
+    ASSERT_TRUE(g_dweight.download("dweight", dweight, exec));
+    ASSERT_TRUE(g_dbias.download("dbias", dbias, exec));
+    ASSERT_TRUE(g_weight.download("weight", weight_after, exec));
+    EXPECT_TRUE(bitwise_equal("input weight", weight_after, weight));
+    EXPECT_TRUE(equal_exactly("dweight", dweight, ref_dweight, 0));
+    EXPECT_TRUE(equal_exactly("dbias", dbias, ref_dbias, 0));
+  }
+
+  std::vector<float> weight, dweight0, dbias0;
+  GuardedArray<Space> g_weight, g_dweight, g_dbias;
+  std::vector<double> ref_dweight, ref_dbias;
+};
+
+// After the call, of dinp (rows of C elements): a zero row between the
+// blocks, `zero_row`, still 0; on a host every page written (every row was
+// visited, dinp += 0 included).
+template <class Space>
+void expect_dinp_rows_visited(const HugeArray<Space>& dinp, std::int64_t zero_row, std::int64_t C) {
+  EXPECT_TRUE(equal_exactly("dinp", dinp.read(zero_row * C, C),
+                            std::vector<double>(std::size_t(C), 0.0), zero_row * C))
+      << "a zero row";
+  if (is_host_space<Space>)
+    EXPECT_GT(dinp.resident_fraction(), 0.999) << "rows of dinp were not written";
 }
 
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {

@@ -231,15 +231,12 @@ struct MatmulBackwardContract {
   // --- calls ------------------------------------------------------------------------
 
   static Options options(const std::string& impl, Precision p, const contract::Overwrites& o) {
-    const auto update = [](bool overwrite) {
-      return overwrite ? llmk::Update::overwrite : llmk::Update::accumulate;
-    };
     Options options;
     options.impl = impl;
     options.math = math(p);
-    options.dinp_update = update(o[0]);
-    options.dweight_update = update(o[1]);
-    options.dbias_update = update(o[2]);
+    options.dinp_update = contract::update(o[0]);
+    options.dweight_update = contract::update(o[1]);
+    options.dbias_update = contract::update(o[2]);
     return options;
   }
 
