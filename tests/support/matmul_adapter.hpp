@@ -95,13 +95,16 @@ struct MatmulBackwardContract {
   // (support/problem.hpp: odd sizes, partial blocks, long sums over M = 2100
   // rows and OC = 2050 columns, OC = 50257, C = 1, M = 1, no bias, C = 0).
   static std::vector<Shape> shapes() { return shapes_of(accuracy_shapes()); }
-  // Poisoned outputs: small primes, partial blocks and chunks, no bias, and
-  // C = 0 (an overwritten dbias is still Σ dout).
+  // Poisoned outputs: small primes, partial blocks and chunks, no bias, C = 0
+  // (an overwritten dbias is still Σ dout), and odd's sizes with C = 8: with
+  // GELU, cublaslt's DGELU epilogue (an overwritten dinp, C % 8 == 0; the
+  // Overwrite tests take 0.75 s a binary so, 2.0 s with gpt2qkv's C = 96).
   static std::vector<Shape> overwrite_shapes() {
     std::vector<Shape> v;
     for (const Shape& s : shapes())
       if (s.name == "odd" || s.name == "mid" || s.name == "nobias" || s.name == "C0")
         v.push_back(s);
+    v.push_back(shape({"C8", 3, 5, 8, 11}));
     return v;
   }
   // B = 0, T = 0, OC = 0: nothing to sum.
