@@ -7,16 +7,7 @@
 
 namespace {
 
-using Op = llmk_test::LayernormBackwardContract;
-
-[[maybe_unused]] const bool registered = [] {
-#if defined(KOKKOS_ENABLE_OPENMP) && defined(KOKKOS_ENABLE_SERIAL)
-  llmk_test::contract::register_backend_tests<Op, Kokkos::OpenMP, Kokkos::Serial>();
-#endif
-#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOS_ENABLE_OPENMP)
-  llmk_test::contract::register_backend_tests<Op, Kokkos::Cuda, Kokkos::OpenMP>();
-#endif
-  return true;
-}();
+[[maybe_unused]] const bool registered =
+    (llmk_test::contract::register_backend_pairs<llmk_test::LayernormBackwardContract>(), true);
 
 }  // namespace

@@ -4,6 +4,7 @@
 // an implementation's column limit. Each call throws std::invalid_argument
 // naming the argument and leaves every array bitwise as it was.
 #include "contract/bad_inputs.hpp"
+#include "support/column_limits.hpp"
 #include "support/layernorm_adapter.hpp"
 #include "support/sparse.hpp"
 
@@ -26,23 +27,7 @@ using ::testing::HasSubstr;
 // arrays have their full sizes (M = 1: 8.6 GB each), sparse mappings that
 // must stay unwritten.
 
-struct LimitedImpl {
-  std::string name;
-  std::int64_t max_cols;
-};
-
-std::vector<LimitedImpl> impls_with_column_limits() {
-  namespace lb = llmk::op::layernorm_backward;
-  std::vector<LimitedImpl> v;
-  llmk::core::for_each_impl(lb::Implementations{}, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    if (I::max_cols < llmk::core::kNoLimit && llmk::core::op::available_on<I, Host>)
-      v.push_back({std::string(I::name), I::max_cols});
-  });
-  return v;
-}
-
-void check_column_limit(const LimitedImpl& li) {
+void check_column_limit(const llmk_test::LimitedImpl& li) {
   const std::int64_t C = li.max_cols + 1;
   const std::size_t bytes = std::size_t(C) * sizeof(float);
   llmk_test::SparseBuffer dinp(bytes), dweight(bytes), dbias(bytes), dout(bytes), inp(bytes),
@@ -82,7 +67,8 @@ void check_column_limit(const LimitedImpl& li) {
 
 [[maybe_unused]] const bool registered = [] {
   llmk_test::contract::register_bad_input_tests<llmk_test::LayernormBackwardContract, Host>();
-  for (const LimitedImpl& li : impls_with_column_limits())
+  for (const llmk_test::LimitedImpl& li :
+       llmk_test::impls_with_column_limits<llmk::op::layernorm_backward::Implementations, Host>())
     llmk_test::contract::add_test("layernorm_backward", "ColumnLimits", li.name,
                                   "C = max_cols + 1 = " + std::to_string(li.max_cols + 1),
                                   [li] { check_column_limit(li); });

@@ -417,7 +417,8 @@ TEST(Tolerance, PerPrecisionAndOutput) {
 }
 
 // What the derivations in reference/compare.hpp claim, simulated on the
-// precision tests' shapes (GELU off and on): results as a correct
+// shapes every precision is tested on (accuracy_shapes(), GELU off and on:
+// the contract tests', support/matmul_adapter.hpp): results as a correct
 // implementation makes them pass their tolerance; results missing one
 // product per sum, or with a row (a block for dbias) left unwritten, fail it.
 //  - bf16 outputs: the float64 result rounded once to bf16 (the worst case
@@ -527,7 +528,7 @@ TEST_P(ToleranceIsTight, CorrectPassesBrokenFails) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(PrecisionShapes, ToleranceIsTight, ::testing::ValuesIn(precision_shapes()),
+INSTANTIATE_TEST_SUITE_P(AccuracyShapes, ToleranceIsTight, ::testing::ValuesIn(accuracy_shapes()),
                          [](const ::testing::TestParamInfo<Shape>& info) { return info.param.name; });
 
 // The test of "rounded once" (support/compare.hpp): the float64 values

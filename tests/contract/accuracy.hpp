@@ -1,13 +1,16 @@
 // Contract (a): results against the float64 reference.
 //   Accuracy   every implementation ("auto" included) × every precision its
-//              info declares × Op::shapes(), outputs accumulated (+=) from
-//              random initial values; the entry point cycles with the shape
+//              info declares × Op::shapes() in each variant, outputs
+//              accumulated (+=) from random initial values, through each of
+//              the three entry points
 //   Overwrite  each output overwritten (=) alone and all at once, the others
-//              accumulated, on Op::overwrite_shapes(): overwritten outputs
-//              start poisoned (NaN, ±Inf, 1e30) that must not come through
-//   NanInputs  NaN in one element of each input: exactly the output elements
-//              the reference makes NaN are NaN, the others are right
-//   Large      Op::large_shapes() (label `large`)
+//              accumulated, on Op::overwrite_shapes() in each variant:
+//              overwritten outputs start poisoned (NaN, ±Inf, 1e30) that must
+//              not come through
+//   NanInputs  NaN in one element of each input, every output accumulated,
+//              then every output overwritten: exactly the output elements the
+//              reference makes NaN are NaN, the others are right
+//   Large      Op::large_shapes() in each variant (label `large`)
 // Each within Op::tolerance; bf16 outputs rounded once where the
 // implementation's info says `rounds_once`; guard bands and inputs untouched.
 #pragma once
@@ -17,27 +20,44 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace llmk_test::contract {
 
+// The rank-2 entry against the reference; the rank-3 and raw-pointer entries
+// (the same problem reshaped) bitwise equal to it where the implementation
+// promises repeatable results, else against the reference too.
 template <class Op, class Space>
-void check_accuracy(const ImplPrecision& ip, const typename Op::Shape& shape, Entry entry) {
+void check_accuracy(const ImplPrecision& ip, const typename Op::Shape& shape) {
   const ImplCatalog cat = Op::template catalog<Space>();
   const typename Op::Problem p = Op::make(shape, 2024, ip.precision);
+  const std::vector<ArgSpec> specs = Op::args(p.shape, p.precision);
+  const Overwrites none(output_indices(specs).size(), false);
+  const std::vector<std::vector<double>> ref = Op::reference(p, none);
+  const bool repeatable = promises_bitwise_repeatable(cat, ip.impl, ip.precision);
   const DeviceProblem<Op, Space> d(p);
-  const Overwrites none(output_indices(d.specs()).size(), false);
-  d.call(entry, Op::options(ip.impl, none));
-  Outputs r;
-  ASSERT_TRUE(d.download(p, r));
-  expect_matches_reference<Op>(d.specs(), r, Op::reference(p, none), ip.precision,
-                               promises_rounding_once(cat, ip.impl, ip.precision));
+  Outputs first;
+  for (const Entry entry : {Entry::Rank2Views, Entry::Rank3Views, Entry::RawPointers}) {
+    SCOPED_TRACE(std::string("entry ") + entry_test_name(entry));
+    if (entry != Entry::Rank2Views) d.reset_outputs(Space(), p);
+    d.call(entry, Op::options(ip.impl, ip.precision, none));
+    Outputs r;
+    ASSERT_TRUE(d.download(p, r));
+    if (entry == Entry::Rank2Views || !repeatable)
+      expect_matches_reference<Op>(specs, r, ref, ip.precision,
+                                   promises_rounding_once(cat, ip.impl, ip.precision));
+    if (entry == Entry::Rank2Views)
+      first = std::move(r);
+    else if (repeatable)
+      EXPECT_TRUE(bitwise_equal(specs, r, first)) << "not the rank-2 entry's bits";
+  }
 }
 
 template <class Op, class Space>
 void check_overwrite(const ImplPrecision& ip) {
   const ImplCatalog cat = Op::template catalog<Space>();
-  for (const typename Op::Shape& shape : Op::overwrite_shapes()) {
+  for (const typename Op::Shape& shape : variant_shapes<Op>(Op::overwrite_shapes())) {
     const typename Op::Problem p = Op::make(shape, 7, ip.precision);
     const std::vector<ArgSpec> specs = Op::args(p.shape, p.precision);
     int i = 0;
@@ -47,7 +67,7 @@ void check_overwrite(const ImplPrecision& ip) {
                    entry_test_name(entry));
       const typename Op::Problem bad = poisoned<Op>(p, o);
       const DeviceProblem<Op, Space> d(bad);
-      d.call(entry, Op::options(ip.impl, o));
+      d.call(entry, Op::options(ip.impl, ip.precision, o));
       Outputs r;
       ASSERT_TRUE(d.download(bad, r));
       // The reference from the clean problem: overwritten outputs ignore their
@@ -61,27 +81,34 @@ void check_overwrite(const ImplPrecision& ip) {
 template <class Op, class Space>
 void check_nan_inputs(const ImplPrecision& ip) {
   const ImplCatalog cat = Op::template catalog<Space>();
-  const typename Op::Problem clean = Op::make(Op::nan_shape(), 11, ip.precision);
-  const std::vector<ArgSpec> specs = Op::args(clean.shape, clean.precision);
-  const Overwrites none(output_indices(specs).size(), false);
-  for (std::size_t i : input_indices(specs)) {
-    const std::int64_t n = specs[i].elements();
-    if (n == 0) continue;
-    typename Op::Problem p = clean;
-    const std::int64_t at = n / 2 + (n > 2 ? 1 : 0);
-    Op::values(p, i)[std::size_t(at)] = std::numeric_limits<float>::quiet_NaN();
-    SCOPED_TRACE("NaN in " + specs[i].name + "[" + std::to_string(at) + "]");
-    const DeviceProblem<Op, Space> d(p);
-    d.call(Entry::Rank2Views, Op::options(ip.impl, none));
-    Outputs r;
-    ASSERT_TRUE(d.download(p, r));
-    const std::vector<std::vector<double>> ref = Op::reference(p, none);
-    bool any_nan = false;
-    for (const std::vector<double>& out : ref)
-      for (double x : out) any_nan = any_nan || std::isnan(x);
-    EXPECT_TRUE(any_nan) << "the reference has no NaN: the test plants nothing";
-    expect_matches_reference<Op>(specs, r, ref, ip.precision,
-                                 promises_rounding_once(cat, ip.impl, ip.precision));
+  for (const typename Op::Shape& shape : variant_shapes<Op>(Op::nan_shape())) {
+    const typename Op::Problem clean = Op::make(shape, 11, ip.precision);
+    const std::vector<ArgSpec> specs = Op::args(clean.shape, clean.precision);
+    const std::size_t n_out = output_indices(specs).size();
+    for (std::size_t i : input_indices(specs)) {
+      const std::int64_t n = specs[i].elements();
+      if (n == 0) continue;
+      typename Op::Problem p = clean;
+      const std::int64_t at = n / 2 + (n > 2 ? 1 : 0);
+      Op::values(p, i)[std::size_t(at)] = std::numeric_limits<float>::quiet_NaN();
+      for (const bool overwrite : {false, true}) {
+        const Overwrites o(n_out, overwrite);
+        SCOPED_TRACE(shape.name + ": NaN in " + specs[i].name + "[" + std::to_string(at) + "], " +
+                     describe_overwrites(specs, o));
+        const typename Op::Problem q = poisoned<Op>(p, o);
+        const DeviceProblem<Op, Space> d(q);
+        d.call(Entry::Rank2Views, Op::options(ip.impl, ip.precision, o));
+        Outputs r;
+        ASSERT_TRUE(d.download(q, r));
+        const std::vector<std::vector<double>> ref = Op::reference(p, o);
+        bool any_nan = false;
+        for (const std::vector<double>& out : ref)
+          for (double x : out) any_nan = any_nan || std::isnan(x);
+        EXPECT_TRUE(any_nan) << "the reference has no NaN: the test plants nothing";
+        expect_matches_reference<Op>(specs, r, ref, ip.precision,
+                                     promises_rounding_once(cat, ip.impl, ip.precision));
+      }
+    }
   }
 }
 
@@ -90,6 +117,9 @@ void check_large(const ImplPrecision& ip, const typename Op::Shape& shape) {
   const auto since = [](std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
+  const std::string slow = Op::template slow_reason<Space>(ip.impl, shape);
+  if (!slow.empty() && !std::getenv("LLMK_TEST_SLOW"))
+    GTEST_SKIP() << slow << "; set LLMK_TEST_SLOW=1 to run it";
   const ImplCatalog cat = Op::template catalog<Space>();
   const typename Op::Problem p = Op::make(shape, 2024, ip.precision);
   const Overwrites none(output_indices(Op::args(p.shape, p.precision)).size(), false);
@@ -98,7 +128,7 @@ void check_large(const ImplPrecision& ip, const typename Op::Shape& shape) {
   std::printf("float64 reference: %.2f s\n", since(t0));
   const DeviceProblem<Op, Space> d(p);
   t0 = std::chrono::steady_clock::now();
-  d.call(Entry::Rank3Views, Op::options(ip.impl, none));
+  d.call(Entry::Rank3Views, Op::options(ip.impl, ip.precision, none));
   std::printf("%s %s on %s: %.3f s\n", ip.impl.c_str(),
               llmk::reference::precision_name(ip.precision), Space::name(), since(t0));
   Outputs r;
@@ -110,22 +140,16 @@ void check_large(const ImplPrecision& ip, const typename Op::Shape& shape) {
 template <class Op, class Space>
 void register_accuracy_tests() {
   const std::string op = Op::name();
-  int k = 0;  // the entry point cycles with the shape, from another one for each case
   for (const ImplPrecision& ip : impl_precisions_of<Op, Space>()) {
-    int i = k++;
-    for (const typename Op::Shape& shape : Op::shapes()) {
-      const Entry entry = Entry(i++ % 3);
-      add_test(op, "Accuracy",
-               case_name(ip) + "_" + shape.name + "_" + entry_test_name(entry),
-               case_description(ip) + ", shape " + shape.name + ", entry " +
-                   entry_test_name(entry),
-               [=] { check_accuracy<Op, Space>(ip, shape, entry); });
-    }
+    for (const typename Op::Shape& shape : variant_shapes<Op>(Op::shapes()))
+      add_test(op, "Accuracy", case_name(ip) + "_" + shape.name,
+               case_description(ip) + ", shape " + shape.name,
+               [=] { check_accuracy<Op, Space>(ip, shape); });
     add_test(op, "Overwrite", case_name(ip), case_description(ip),
              [=] { check_overwrite<Op, Space>(ip); });
     add_test(op, "NanInputs", case_name(ip), case_description(ip),
              [=] { check_nan_inputs<Op, Space>(ip); });
-    for (const typename Op::Shape& shape : Op::large_shapes())
+    for (const typename Op::Shape& shape : variant_shapes<Op>(Op::large_shapes()))
       add_test(op, "Large", case_name(ip) + "_" + shape.name,
                case_description(ip) + ", shape " + shape.name,
                [=] { check_large<Op, Space>(ip, shape); });

@@ -3,27 +3,32 @@
 // where it is about extents, what it has and what was expected), and leave
 // every array, outputs and inputs, bitwise as it was (guard bands included);
 // each bad call runs twice, with the outputs accumulated from their initial
-// values and overwritten from poisoned ones. From the adapter's ArgSpecs:
-//   Extents       each argument with a wrong last extent (the leader, whose
-//                 extents fix the others', with a wrong rank), through the
-//                 rank-2 entry, and its rank-3 extents with T + 1
+// values and overwritten from poisoned ones. From the adapter's ArgSpecs, in
+// each variant of Op::bad_input_shape() (test names end in "_<variant>"):
+//   Extents       each argument with a wrong last extent (but one whose last
+//                 extent defines a size) and, where it has two, a wrong first
+//                 one (the leader, whose extents fix the others', with a wrong
+//                 rank), through the rank-2 entry, and its rank-3 extents with
+//                 T + 1 and with B + 1
 //   NullPointer   each argument that has elements, null (raw pointers)
 //   Negative      each size of the raw-pointer entry, -3
 //   Overflow      Op::overflows(): products past 2^60 elements (raw pointers;
 //                 the arrays behind them are small: nothing may be touched)
 //   Aliasing      each output sharing memory with each other argument (the
 //                 same address, and overlapping by one element)
-//   Accepted      what must not be refused: inputs sharing memory, all
-//                 arguments adjacent in one buffer
-//   ElementTypes  in each precision: an input of another type than the first
-//                 of its group ('inp' is bf16 but dout is float32), and each
-//                 role in the other type where that makes no configuration
-//                 ("mean and rstd bf16"), through views and raw pointers
+//   Accepted      what must not be refused: inputs sharing memory (in some
+//                 variant), all arguments adjacent in one buffer
+//   ElementTypes  in each configuration of element types: an input of another
+//                 type than the first of its group ('inp' is bf16 but dout is
+//                 float32), and each role in the other type where that makes
+//                 no configuration ("mean and rstd bf16"), through rank-2 and
+//                 rank-3 views and raw pointers
 //   ImplNames     unknown names and other operations' implementation names
 //                 (the message lists the valid ones), in every function that
 //                 takes a name
 // and, per space (register_space_tests): unknown and foreign names on the
-// space's arrays in every precision, and on Cuda host memory for each argument.
+// space's arrays in every precision and variant, and on Cuda host memory for
+// each argument.
 #pragma once
 
 #include "contract/device_problem.hpp"
@@ -34,6 +39,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -49,7 +55,7 @@ class BadCall {
  public:
   BadCall(const typename Op::Problem& p, const Overwrites& o, const std::string& impl = "auto")
       : d_(p), specs_(d_.specs()), data_(d_.data()), dims_(d_.dims()),
-        options_(Op::options(impl, o)) {}
+        options_(Op::options(impl, p.precision, o)) {}
 
   std::vector<ArgSpec>& specs() { return specs_; }
   std::vector<void*>& data() { return data_; }
@@ -120,11 +126,13 @@ class BadCall {
   std::vector<std::unique_ptr<GuardedArray<Space>>> extra_;
 };
 
-// f(bad) for a fresh BadCall of Op::bad_input_shape() in `precision`, with the
-// outputs accumulated, then overwritten from poisoned values.
+// f(bad) for a fresh BadCall of `shape` (a variant of Op::bad_input_shape())
+// in `precision`, with the outputs accumulated, then overwritten from
+// poisoned values.
 template <class Op, class Space, class F>
-void for_both_updates(Precision precision, const F& f, const std::string& impl = "auto") {
-  const typename Op::Problem clean = Op::make(Op::bad_input_shape(), 3, precision);
+void for_both_updates(const typename Op::Shape& shape, Precision precision, const F& f,
+                      const std::string& impl = "auto") {
+  const typename Op::Problem clean = Op::make(shape, 3, precision);
   const std::size_t n_out = output_indices(Op::args(clean.shape, precision)).size();
   for (const bool overwrite : {false, true}) {
     SCOPED_TRACE(overwrite ? "outputs poisoned and overwritten" : "outputs accumulated");
@@ -174,15 +182,21 @@ std::vector<std::string> unknown_impl_fragments(const std::string& bad) {
 
 // --- the tests ------------------------------------------------------------------------
 
+// Which extent of an argument is wrong: the last (rank 2: C; rank 3: T + 1)
+// or the first (rank 2: the rows; rank 3: B + 1).
+enum class WrongExtent { Last, First };
+
 template <class Op, class Space>
-void check_extents(std::size_t i, Entry entry) {
-  for_both_updates<Op, Space>(Precision::fp32, [&](BadCall<Op, Space>& bad) {
+void check_extents(const typename Op::Shape& shape, std::size_t i, Entry entry, WrongExtent which) {
+  for_both_updates<Op, Space>(shape, Precision::fp32, [&](BadCall<Op, Space>& bad) {
     ArgSpec& s = bad.specs()[i];
     bad.entry = entry;
     std::vector<std::int64_t>& e = entry == Entry::Rank3Views ? s.rank3 : s.rank2;
     const std::vector<std::int64_t> good = e;
     if (s.leader) {
       e = {product(good)};  // a wrong rank: the leader's own extents fix the others'
+    } else if (which == WrongExtent::First) {
+      ++e.front();  // (M + 1, ...), (B + 1, ...)
     } else if (entry == Entry::Rank3Views) {
       ++e[1];  // (B, T + 1, ...)
     } else {
@@ -196,8 +210,8 @@ void check_extents(std::size_t i, Entry entry) {
 }
 
 template <class Op, class Space>
-void check_null_pointer(std::size_t i) {
-  for_both_updates<Op, Space>(Precision::fp32, [&](BadCall<Op, Space>& bad) {
+void check_null_pointer(const typename Op::Shape& shape, std::size_t i) {
+  for_both_updates<Op, Space>(shape, Precision::fp32, [&](BadCall<Op, Space>& bad) {
     bad.entry = Entry::RawPointers;
     bad.data()[i] = nullptr;
     const ArgSpec& s = bad.specs()[i];
@@ -206,21 +220,20 @@ void check_null_pointer(std::size_t i) {
 }
 
 template <class Op, class Space>
-void check_negative_dimension(std::size_t k) {
-  for_both_updates<Op, Space>(Precision::fp32, [&](BadCall<Op, Space>& bad) {
+void check_negative_dimension(const typename Op::Shape& shape, std::size_t k) {
+  for_both_updates<Op, Space>(shape, Precision::fp32, [&](BadCall<Op, Space>& bad) {
     bad.entry = Entry::RawPointers;
     bad.dims()[k] = -3;
-    bad.expect_refused({"dimension " + Op::dims(Op::bad_input_shape())[k].name + " = -3",
-                        "negative"});
+    bad.expect_refused({"dimension " + Op::dims(shape)[k].name + " = -3", "negative"});
   });
 }
 
 template <class Op, class Space>
-void check_overflow(const Overflow& overflow) {
+void check_overflow(const typename Op::Shape& shape, const Overflow& overflow) {
   for (const std::string& impl : impls_under_test(Op::template catalog<Space>())) {
     SCOPED_TRACE(impl);
     for_both_updates<Op, Space>(
-        Precision::fp32,
+        shape, Precision::fp32,
         [&](BadCall<Op, Space>& bad) {
           bad.entry = Entry::RawPointers;
           bad.dims() = overflow.dims;
@@ -233,10 +246,10 @@ void check_overflow(const Overflow& overflow) {
 // Output o at the same address as argument x, then overlapping the last
 // element of x.
 template <class Op, class Space>
-void check_aliasing(std::size_t o, std::size_t x) {
+void check_aliasing(const typename Op::Shape& shape, std::size_t o, std::size_t x) {
   for (const bool partial : {false, true}) {
     SCOPED_TRACE(partial ? "overlapping by one element" : "the same address");
-    for_both_updates<Op, Space>(Precision::fp32, [&](BadCall<Op, Space>& bad) {
+    for_both_updates<Op, Space>(shape, Precision::fp32, [&](BadCall<Op, Space>& bad) {
       const ArgSpec& so = bad.specs()[o];
       const ArgSpec& sx = bad.specs()[x];
       // Floats enough for both (an element is at most 4 bytes).
@@ -252,10 +265,11 @@ void check_aliasing(std::size_t o, std::size_t x) {
   }
 }
 
-// Inputs that share memory, and arguments adjacent in one buffer, are fine.
+// Inputs that share memory, and arguments adjacent in one buffer, are fine;
+// returns how many pairs of inputs shared memory.
 template <class Op, class Space>
-void check_accepted() {
-  const typename Op::Problem p = Op::make(Op::bad_input_shape(), 3, Precision::fp32);
+int check_accepted(const typename Op::Shape& shape) {
+  const typename Op::Problem p = Op::make(shape, 3, Precision::fp32);
   const std::vector<ArgSpec> specs = Op::args(p.shape, p.precision);
   const Overwrites none(output_indices(specs).size(), false);
   const std::vector<std::size_t> ins = input_indices(specs);
@@ -271,12 +285,11 @@ void check_accepted() {
       call.data()[ins[b]] = call.data()[ins[a]];
       EXPECT_NO_THROW(call.call());
     }
-  EXPECT_GT(pairs, 0) << "no two inputs of the same size to share";
   // Every argument back to back in one float buffer (fp32: all float).
   std::vector<float> all;
   std::vector<std::size_t> offset;
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    ASSERT_EQ(specs[i].dtype, llmk::DType::f32) << specs[i].name << " is not float in fp32";
+    EXPECT_EQ(specs[i].dtype, llmk::DType::f32) << specs[i].name << " is not float in fp32";
     offset.push_back(all.size());
     all.insert(all.end(), Op::values(p, i).begin(), Op::values(p, i).end());
   }
@@ -285,9 +298,9 @@ void check_accepted() {
   buffer.upload(Space(), all);
   for (std::size_t i = 0; i < specs.size(); ++i)
     call.data()[i] = static_cast<float*>(buffer.raw()) + offset[i];
-  ASSERT_NO_THROW(call.call()) << "adjacent arrays refused";
+  EXPECT_NO_THROW(call.call()) << "adjacent arrays refused";
   std::vector<float> got;
-  ASSERT_TRUE(buffer.download("buffer", got));
+  EXPECT_TRUE(buffer.download("buffer", got));
   Outputs r;
   for (std::size_t i : output_indices(specs))
     r.emplace_back(got.begin() + std::ptrdiff_t(offset[i]),
@@ -298,6 +311,17 @@ void check_accepted() {
                               std::vector<float>(got.begin() + std::ptrdiff_t(offset[i]),
                                                  got.begin() + std::ptrdiff_t(offset[i] + Op::values(p, i).size())),
                               Op::values(p, i)));
+  return pairs;
+}
+
+template <class Op, class Space>
+void check_accepted_in_every_variant() {
+  int pairs = 0;
+  for (const typename Op::Shape& shape : variant_shapes<Op>(Op::bad_input_shape())) {
+    SCOPED_TRACE(shape.name);
+    pairs += check_accepted<Op, Space>(shape);
+  }
+  EXPECT_GT(pairs, 0) << "no two inputs of the same size to share in any variant";
 }
 
 // Whether these element types (one per argument, present ones) are some
@@ -316,8 +340,9 @@ bool is_a_configuration(const typename Op::Shape& shape, const std::vector<ArgSp
 
 // One input of another element type than the first of its group.
 template <class Op, class Space>
-void check_group_type(Precision precision, std::size_t leader, std::size_t member, Entry entry) {
-  for_both_updates<Op, Space>(precision, [&](BadCall<Op, Space>& bad) {
+void check_group_type(const typename Op::Shape& shape, Precision precision, std::size_t leader,
+                      std::size_t member, Entry entry) {
+  for_both_updates<Op, Space>(shape, precision, [&](BadCall<Op, Space>& bad) {
     bad.entry = entry;
     const ArgSpec& l = bad.specs()[leader];
     const ArgSpec m = bad.specs()[member];
@@ -330,8 +355,9 @@ void check_group_type(Precision precision, std::size_t leader, std::size_t membe
 // Every argument of a role in the other element type, where no configuration
 // has that: the message lists the call's types by role.
 template <class Op, class Space>
-void check_role_type(Precision precision, const std::string& role, Entry entry) {
-  for_both_updates<Op, Space>(precision, [&](BadCall<Op, Space>& bad) {
+void check_role_type(const typename Op::Shape& shape, Precision precision, const std::string& role,
+                     Entry entry) {
+  for_both_updates<Op, Space>(shape, precision, [&](BadCall<Op, Space>& bad) {
     bad.entry = entry;
     llmk::DType to = llmk::DType::f32;
     for (std::size_t i = 0; i < bad.specs().size(); ++i) {
@@ -340,70 +366,101 @@ void check_role_type(Precision precision, const std::string& role, Entry entry) 
       to = other_dtype(s.dtype);
       bad.replace(i, s.elements(), to);
     }
-    ASSERT_FALSE(is_a_configuration<Op>(Op::bad_input_shape(), bad.specs()));
+    ASSERT_FALSE(is_a_configuration<Op>(shape, bad.specs()));
     bad.expect_refused({"element types", role + " " + llmk::dtype_name(to)});
   });
 }
 
 template <class Op, class Space>
-void check_impl_names() {
+void check_impl_names(const typename Op::Shape& shape) {
   for (const std::string& name : invalid_impl_names<Op>()) {
     SCOPED_TRACE("'" + name + "'");
-    for_both_updates<Op, Space>(Precision::fp32, [&](BadCall<Op, Space>& bad) {
+    for_both_updates<Op, Space>(shape, Precision::fp32, [&](BadCall<Op, Space>& bad) {
       bad.options().impl = name;
       bad.expect_refused(unknown_impl_fragments<Op>(name));
     });
     // The other functions that take a name refuse it the same way.
     EXPECT_THROW(Op::template catalog<Space>().available(name), std::invalid_argument);
-    const typename Op::Shape shape = Op::bad_input_shape();
     const Overwrites none(output_indices(Op::args(shape, Precision::fp32)).size(), false);
-    EXPECT_THROW(Op::template workspace_bytes<Space>(shape, Op::options(name, none), Precision::fp32),
+    EXPECT_THROW(Op::template workspace_bytes<Space>(
+                     shape, Op::options(name, Precision::fp32, none), Precision::fp32),
                  std::invalid_argument);
   }
 }
 
+// The precisions with element types of their own: the first of those that
+// share them (tf32 has fp32's arrays), whose type tests stand for both.
+template <class Op>
+std::vector<Precision> type_configurations(const typename Op::Shape& shape) {
+  std::vector<Precision> v;
+  for (Precision p : Op::precisions()) {
+    const std::vector<ArgSpec> ps = Op::args(shape, p);
+    bool seen = false;
+    for (Precision q : v) {
+      const std::vector<ArgSpec> qs = Op::args(shape, q);
+      bool same = true;
+      for (std::size_t i = 0; i < ps.size(); ++i) same = same && ps[i].dtype == qs[i].dtype;
+      seen = seen || same;
+    }
+    if (!seen) v.push_back(p);
+  }
+  return v;
+}
+
+// The bad-input tests of one variant of Op::bad_input_shape(); their names
+// end in "_<variant>" (the plain variant's in nothing).
 template <class Op, class Space>
-void register_bad_input_tests() {
+void register_bad_input_tests(const std::string& variant) {
   const std::string op = Op::name();
-  const typename Op::Shape shape = Op::bad_input_shape();
+  const typename Op::Shape shape = variant_shape<Op>(Op::bad_input_shape(), variant);
+  const std::string suffix = variant.empty() ? "" : "_" + variant;
+  const auto add = [&](const std::string& name, const std::string& what, std::function<void()> body) {
+    add_test(op, "BadInputs", name + suffix, what + (variant.empty() ? "" : ", " + shape.name),
+             std::move(body));
+  };
   const std::vector<ArgSpec> specs = Op::args(shape, Precision::fp32);
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const ArgSpec& s = specs[i];
     if (!s.present) continue;
-    add_test(op, "BadInputs", "Extents_" + s.name + "_rank2", "argument " + s.name,
-             [=] { check_extents<Op, Space>(i, Entry::Rank2Views); });
-    if (s.rank3 != s.rank2 && !s.leader)
-      add_test(op, "BadInputs", "Extents_" + s.name + "_rank3", "argument " + s.name,
-               [=] { check_extents<Op, Space>(i, Entry::Rank3Views); });
+    const std::string what = "argument " + s.name;
+    if (!s.defines_last_extent)
+      add("Extents_" + s.name + "_rank2", what,
+          [=] { check_extents<Op, Space>(shape, i, Entry::Rank2Views, WrongExtent::Last); });
+    if (s.rank2.size() == 2 && !s.leader)
+      add("Extents_" + s.name + "_rank2_rows", what,
+          [=] { check_extents<Op, Space>(shape, i, Entry::Rank2Views, WrongExtent::First); });
+    if (s.rank3 != s.rank2 && !s.leader) {
+      add("Extents_" + s.name + "_rank3", what,
+          [=] { check_extents<Op, Space>(shape, i, Entry::Rank3Views, WrongExtent::Last); });
+      add("Extents_" + s.name + "_rank3_batch", what,
+          [=] { check_extents<Op, Space>(shape, i, Entry::Rank3Views, WrongExtent::First); });
+    }
     if (s.elements() > 0 && !s.optional)
-      add_test(op, "BadInputs", "NullPointer_" + s.name, "argument " + s.name,
-               [=] { check_null_pointer<Op, Space>(i); });
+      add("NullPointer_" + s.name, what, [=] { check_null_pointer<Op, Space>(shape, i); });
   }
   const std::vector<Dim> dims = Op::dims(shape);
   for (std::size_t k = 0; k < dims.size(); ++k)
-    add_test(op, "BadInputs", "NegativeDimension_" + dims[k].name, "size " + dims[k].name,
-             [=] { check_negative_dimension<Op, Space>(k); });
+    add("NegativeDimension_" + dims[k].name, "size " + dims[k].name,
+        [=] { check_negative_dimension<Op, Space>(shape, k); });
   const std::vector<Overflow> overflows = Op::overflows();
   for (std::size_t k = 0; k < overflows.size(); ++k) {
     std::string what;
     for (std::size_t j = 0; j < dims.size(); ++j)
       what += (j ? ", " : "") + dims[j].name + " = " + std::to_string(overflows[k].dims[j]);
     const std::string& bug = overflows[k].known_bug;
-    add_test(op, "BadInputs", (bug.empty() ? "" : "DISABLED_") + ("Overflow_" + std::to_string(k)),
-             what + (bug.empty() ? "" : " (known bug: " + bug + ")"),
-             [=] { check_overflow<Op, Space>(overflows[k]); });
+    add((bug.empty() ? "" : "DISABLED_") + ("Overflow_" + std::to_string(k)),
+        what + (bug.empty() ? "" : " (known bug: " + bug + ")"),
+        [=] { check_overflow<Op, Space>(shape, overflows[k]); });
   }
   for (std::size_t o : output_indices(specs))
     for (std::size_t x = 0; x < specs.size(); ++x) {
       if (x == o || specs[o].elements() == 0 || specs[x].elements() == 0) continue;
       if (specs[x].output && x < o) continue;  // each pair of outputs once
-      add_test(op, "BadInputs", "Aliasing_" + specs[o].name + "_" + specs[x].name,
-               "output " + specs[o].name + " in the memory of " + specs[x].name,
-               [=] { check_aliasing<Op, Space>(o, x); });
+      add("Aliasing_" + specs[o].name + "_" + specs[x].name,
+          "output " + specs[o].name + " in the memory of " + specs[x].name,
+          [=] { check_aliasing<Op, Space>(shape, o, x); });
     }
-  add_test(op, "BadInputs", "SharedAndAdjacentMemoryAccepted", "",
-           [] { check_accepted<Op, Space>(); });
-  for (Precision precision : Op::precisions()) {
+  for (Precision precision : type_configurations<Op>(shape)) {
     const std::string pname = precision_test_name(precision);
     const std::vector<ArgSpec> ps = Op::args(shape, precision);
     // Groups of inputs sharing a type: each member after the first.
@@ -413,12 +470,11 @@ void register_bad_input_tests() {
       for (std::size_t j = 0; j < m && leader == m; ++j)
         if (ps[j].group == ps[m].group && ps[j].present) leader = j;
       if (leader == m) continue;
-      for (const Entry entry : {Entry::Rank2Views, Entry::RawPointers}) {
+      for (const Entry entry : {Entry::Rank2Views, Entry::Rank3Views, Entry::RawPointers}) {
         if (entry == Entry::RawPointers && (ps[m].float_only || ps[leader].float_only)) continue;
-        add_test(op, "BadInputs",
-                 "ElementType_" + ps[m].name + "_" + pname + "_" + entry_test_name(entry),
-                 "argument " + ps[m].name + " in the other type, precision " + pname,
-                 [=] { check_group_type<Op, Space>(precision, leader, m, entry); });
+        add("ElementType_" + ps[m].name + "_" + pname + "_" + entry_test_name(entry),
+            "argument " + ps[m].name + " in the other type, precision " + pname,
+            [=] { check_group_type<Op, Space>(shape, precision, leader, m, entry); });
       }
     }
     // Roles: all their arguments in the other type, where no configuration has it.
@@ -440,32 +496,40 @@ void register_bad_input_tests() {
         if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
       for (const Entry entry : {Entry::Rank2Views, Entry::RawPointers}) {
         if (entry == Entry::RawPointers && float_only) continue;
-        add_test(op, "BadInputs", "RoleType_" + rname + "_" + pname + "_" + entry_test_name(entry),
-                 "role " + role + " in the other type, precision " + pname,
-                 [=] { check_role_type<Op, Space>(precision, role, entry); });
+        add("RoleType_" + rname + "_" + pname + "_" + entry_test_name(entry),
+            "role " + role + " in the other type, precision " + pname,
+            [=] { check_role_type<Op, Space>(shape, precision, role, entry); });
       }
     }
   }
-  add_test(op, "BadInputs", "ImplNames", "unknown and other operations' implementation names",
-           [] { check_impl_names<Op, Space>(); });
+  add("ImplNames", "unknown and other operations' implementation names",
+      [=] { check_impl_names<Op, Space>(shape); });
+}
+
+template <class Op, class Space>
+void register_bad_input_tests() {
+  for (const std::string& variant : Op::variants()) register_bad_input_tests<Op, Space>(variant);
+  add_test(Op::name(), "BadInputs", "SharedAndAdjacentMemoryAccepted", "",
+           [] { check_accepted_in_every_variant<Op, Space>(); });
 }
 
 // --- per space: names refused on the space's arrays; host memory on a device ---------
 
 template <class Op, class Space>
 void check_names_on_space(Precision precision) {
-  for (const std::string& name : invalid_impl_names<Op>()) {
-    SCOPED_TRACE("'" + name + "'");
-    for_both_updates<Op, Space>(precision, [&](BadCall<Op, Space>& bad) {
-      bad.options().impl = name;
-      bad.expect_refused(unknown_impl_fragments<Op>(name));
-    });
-  }
+  for (const typename Op::Shape& shape : variant_shapes<Op>(Op::bad_input_shape()))
+    for (const std::string& name : invalid_impl_names<Op>()) {
+      SCOPED_TRACE(shape.name + ": '" + name + "'");
+      for_both_updates<Op, Space>(shape, precision, [&](BadCall<Op, Space>& bad) {
+        bad.options().impl = name;
+        bad.expect_refused(unknown_impl_fragments<Op>(name));
+      });
+    }
 }
 
 template <class Op, class Space>
-void check_host_memory_on_device(std::size_t i) {
-  for_both_updates<Op, Space>(Precision::fp32, [&](BadCall<Op, Space>& bad) {
+void check_host_memory_on_device(const typename Op::Shape& shape, std::size_t i) {
+  for_both_updates<Op, Space>(shape, Precision::fp32, [&](BadCall<Op, Space>& bad) {
     const ArgSpec& s = bad.specs()[i];
     std::vector<float> host(std::size_t(s.elements()), 0.5f);
     const std::vector<float> before = host;
@@ -486,11 +550,16 @@ void register_refusal_tests() {
              std::string("precision ") + llmk::reference::precision_name(precision),
              [=] { check_names_on_space<Op, Space>(precision); });
   if constexpr (!is_host_space<Space>) {
-    const std::vector<ArgSpec> specs = Op::args(Op::bad_input_shape(), Precision::fp32);
-    for (std::size_t i = 0; i < specs.size(); ++i)
-      if (specs[i].elements() > 0)
-        add_test(op, "ThrowBeforeWrite", "HostMemory_" + specs[i].name, "argument " + specs[i].name,
-                 [=] { check_host_memory_on_device<Op, Space>(i); });
+    for (const std::string& variant : Op::variants()) {
+      const typename Op::Shape shape = variant_shape<Op>(Op::bad_input_shape(), variant);
+      const std::vector<ArgSpec> specs = Op::args(shape, Precision::fp32);
+      for (std::size_t i = 0; i < specs.size(); ++i)
+        if (specs[i].elements() > 0)
+          add_test(op, "ThrowBeforeWrite",
+                   "HostMemory_" + specs[i].name + (variant.empty() ? "" : "_" + variant),
+                   "argument " + specs[i].name + ", " + shape.name,
+                   [=] { check_host_memory_on_device<Op, Space>(shape, i); });
+    }
   }
 }
 

@@ -1,8 +1,8 @@
 // Contract (e): concurrent calls on distinct contexts (CTest label
 // `concurrency`: the names contain "Concurrency"). Jobs: Op::concurrency_shape(i),
-// each with its own seed and a precision the implementation runs (cycling),
-// every result against a solo call of the same job (bitwise where the info
-// promises repeatable results, else within twice the tolerance).
+// each with its own seed, a precision the implementation runs and a variant
+// (each cycling), every result against a solo call of the same job (bitwise
+// where the info promises repeatable results, else within twice the tolerance).
 //  - host spaces where any thread may launch (Serial; OpenMP with Kokkos 4):
 //    4 std::threads, each on its own instance (Kokkos 4: partitions of the
 //    space; Kokkos 3's host instances share their state and llmk serializes
@@ -97,7 +97,7 @@ struct Job {
 
   const std::vector<ArgSpec>& specs() const { return d->specs(); }
   typename Op::Options options() const {
-    return Op::options(impl, Overwrites(output_indices(specs()).size(), false));
+    return Op::options(impl, p.precision, Overwrites(output_indices(specs()).size(), false));
   }
   ::testing::AssertionResult same_as_solo(const Outputs& r) const {
     return repeatable ? bitwise_equal(specs(), r, solo)
@@ -116,7 +116,8 @@ std::vector<Job<Op, Space>> make_jobs(const std::string& impl, int n) {
     Job<Op, Space>& job = jobs[std::size_t(i)];
     const Precision precision = precisions[std::size_t(i) % precisions.size()];
     job.impl = impl;
-    job.p = Op::make(Op::concurrency_shape(i), 300 + std::uint32_t(i), precision);
+    const std::vector<typename Op::Shape> forms = variant_shapes<Op>(Op::concurrency_shape(i));
+    job.p = Op::make(forms[std::size_t(i) % forms.size()], 300 + std::uint32_t(i), precision);
     job.d = std::make_unique<DeviceProblem<Op, Space>>(job.p);
     job.repeatable = promises_bitwise_repeatable(cat, impl, precision);
     llmk::Context<Space> ctx;

@@ -58,9 +58,10 @@ llmk::ConstTensorRef<Space> in_view(const void* data, llmk::DType dtype,
 }
 
 // Calls the operation through `entry` with argument i at data[i] as specs[i]
-// says (extents, element type; absent: an empty view, or nullptr), on `ctx`
-// or, without one, on `exec`'s implicit context; then fences (unless
-// fence = false: only enqueued).
+// says (extents, element type; absent: an output an empty view, an input no
+// argument, either nullptr through raw pointers), on `ctx` or, without one,
+// on `exec`'s implicit context; then fences (unless fence = false: only
+// enqueued).
 template <class Op, class Space>
 void call_with(Entry entry, const std::vector<ArgSpec>& specs, const std::vector<void*>& data,
                const std::vector<std::int64_t>& dims, const typename Op::Options& options,
@@ -86,14 +87,17 @@ void call_with(Entry entry, const std::vector<ArgSpec>& specs, const std::vector
     std::vector<llmk::ConstTensorRef<Space>> ins;
     for (std::size_t i = 0; i < specs.size(); ++i) {
       const ArgSpec& s = specs[i];
-      // Absent: an empty view (whose data pointer lies between two guards).
+      // An absent output: an empty view (whose data pointer lies between two
+      // guards); an absent input: none (llmk's default TensorRef).
       const std::vector<std::int64_t> e =
           !s.present ? std::vector<std::int64_t>{0}
                      : entry == Entry::Rank3Views ? s.rank3 : s.rank2;
       if (s.output)
         outs.push_back(out_view<Space>(data[i], s.dtype, e));
-      else
+      else if (s.present)
         ins.push_back(in_view<Space>(data[i], s.dtype, e));
+      else
+        ins.emplace_back();
     }
     if (ctx)
       Op::call(*ctx, outs, ins, options);
@@ -216,16 +220,24 @@ inline ::testing::AssertionResult bitwise_equal(const std::vector<ArgSpec>& spec
   return ::testing::AssertionSuccess();
 }
 
-// Within twice Op's tolerance of another result of the same problem (an
-// implementation that does not promise bitwise repeatable results).
+// Within the sum of the two results' tolerances of another result of the same
+// problem: twice Op's tolerance where both are of one precision (an
+// implementation that does not promise bitwise repeatable results), or a
+// result of precision `other` (tf32 against fp32 on a space without TF32).
 template <class Op>
 ::testing::AssertionResult close_to(const std::vector<ArgSpec>& specs, Precision precision,
                                     const Outputs& actual, const Outputs& expected) {
+  return close_to<Op>(specs, precision, actual, expected, precision);
+}
+template <class Op>
+::testing::AssertionResult close_to(const std::vector<ArgSpec>& specs, Precision precision,
+                                    const Outputs& actual, const Outputs& expected,
+                                    Precision other) {
   const std::vector<std::size_t> outs = output_indices(specs);
   for (std::size_t k = 0; k < outs.size(); ++k) {
     const ArgSpec& s = specs[outs[k]];
     const auto r = matches_reference(s.name.c_str(), actual[k], expected[k], s.cols(),
-                                     2 * Op::tolerance(precision, k));
+                                     Op::tolerance(precision, k) + Op::tolerance(other, k));
     if (!r) return r;
   }
   return ::testing::AssertionSuccess();

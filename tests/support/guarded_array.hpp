@@ -1,8 +1,7 @@
 // Arrays of a test problem in an execution space's memory, each between two
 // guard bands of signaling NaN, and the views and pointers through which the
-// entry points of any llmk operation see them (support/device.hpp has
-// matmul_backward's problem on top of these; tests/contract/ every
-// operation's).
+// entry points of any llmk operation see them (tests/contract/ puts every
+// operation's problem on top of these).
 //
 // The API only ever sees the arrays' interiors. An implementation that writes
 // outside its outputs changes a guard (download() fails); one that reads

@@ -2,12 +2,10 @@
 // implementations × the precisions each declares, read from what the library
 // says about them (an operation's *_impls(): ImplInfo, or a struct derived
 // from it) and an availability function for the space under test.
-// support/device.hpp wraps these for matmul_backward; tests/contract/ for
-// any operation through its adapter.
+// tests/contract/ uses them for any operation, through its adapter.
 #pragma once
 
 #include <core/reference/precision.hpp>
-#include <gtest/gtest.h>
 #include <llmk/operation.hpp>
 
 #include <functional>
@@ -52,14 +50,6 @@ inline std::vector<std::string> impls_under_test(const ImplCatalog& cat) {
   std::vector<std::string> impls{"auto"};
   for (const llmk::ImplInfo& info : cat.infos)
     if (cat.available(info.name)) impls.push_back(info.name);
-  return impls;
-}
-
-// The implementations available on the space that declare themselves deterministic.
-inline std::vector<std::string> deterministic_impls(const ImplCatalog& cat) {
-  std::vector<std::string> impls;
-  for (const llmk::ImplInfo& info : cat.infos)
-    if (info.deterministic && cat.available(info.name)) impls.push_back(info.name);
   return impls;
 }
 
@@ -125,21 +115,12 @@ inline std::vector<ImplPrecision> impl_precisions(
   return v;
 }
 
-// Test names of tests parameterized by an implementation's name: "naive", "team", ...
-inline std::string impl_test_name(const ::testing::TestParamInfo<std::string>& info) {
-  return info.param;
-}
-
 // A precision's name in a test name: "fp32", "tf32", "bf16", "bf16_fp32grad".
 inline std::string precision_test_name(llmk::reference::Precision precision) {
   std::string name = llmk::reference::precision_name(precision);
   for (char& ch : name)
     if (ch == '-') ch = '_';
   return name;
-}
-
-inline std::string impl_precision_name(const ::testing::TestParamInfo<ImplPrecision>& info) {
-  return info.param.impl + "_" + precision_test_name(info.param.precision);
 }
 
 }  // namespace llmk_test

@@ -38,6 +38,11 @@ struct LayernormBackwardContract {
   static std::vector<Precision> precisions() {
     return {Precision::fp32, Precision::bf16, Precision::bf16_fp32grad};
   }
+  // No math mode: every space runs each.
+  static bool everywhere(Precision) { return true; }
+  // One form of call: the shape says it all (no bias included).
+  static std::vector<std::string> variants() { return {""}; }
+  static Shape in_variant(const Shape& s, const std::string&) { return s; }
 
   template <class Space>
   static ImplCatalog catalog() {
@@ -87,10 +92,15 @@ struct LayernormBackwardContract {
     return llmk::reference::layernorm::empty_shapes();
   }
   static std::vector<Shape> large_shapes() { return llmk::reference::layernorm::gpt2_shapes(); }
+  // Every implementation runs GPT-2's shapes in seconds, on any space.
+  template <class Space>
+  static std::string slow_reason(const std::string&, const Shape&) {
+    return "";
+  }
   static Shape nan_shape() { return {"nan", 2, 9, 24}; }
   // 1041 rows: 16 blocks of 64 and one of 17 (a sub-block of one row); C odd.
   static Shape determinism_shape() { return {"det", 3, 347, 201}; }
-  static Shape workspace_shape() { return {"ws", 2, 129, 67}; }
+  static std::vector<Shape> workspace_shapes() { return {{"ws", 2, 129, 67}}; }
   // B = 2, T = 3, C = 4 (M = 6): extents in messages tell which size they are.
   static Shape bad_input_shape() { return {"bad", 2, 3, 4}; }
   static Shape concurrency_shape(int i) {
@@ -189,15 +199,12 @@ struct LayernormBackwardContract {
 
   // --- calls ------------------------------------------------------------------------
 
-  static Options options(const std::string& impl, const contract::Overwrites& o) {
-    const auto update = [](bool overwrite) {
-      return overwrite ? llmk::Update::overwrite : llmk::Update::accumulate;
-    };
+  static Options options(const std::string& impl, Precision, const contract::Overwrites& o) {
     Options options;
     options.impl = impl;
-    options.dinp_update = update(o[0]);
-    options.dweight_update = update(o[1]);
-    options.dbias_update = update(o[2]);
+    options.dinp_update = contract::update(o[0]);
+    options.dweight_update = contract::update(o[1]);
+    options.dbias_update = contract::update(o[2]);
     return options;
   }
 

@@ -203,6 +203,9 @@ void matmul_backward(Context<ExecSpace>& ctx, BufferRef dinp, BufferRef dweight,
   core::checked_product(M, C, kOpName, "the elements of inp and dinp, M·C");
   core::checked_product(M, OC, kOpName, "the elements of dout, M·OC");
   core::checked_product(OC, C, kOpName, "the elements of weight and dweight, OC·C");
+  // (dbias's OC elements are bounded apart: with B·T = 0 and C = 0 every
+  // product above is 0.)
+  core::checked_product(1, OC, kOpName, "the elements of dbias, 1·OC");
   // A null dbias means "no bias gradient", a null pre_gelu "no GELU".
   matmul_backward(ctx, Out<ExecSpace>(dinp, {M, C}), Out<ExecSpace>(dweight, {OC, C}),
                   dbias.data ? Out<ExecSpace>(dbias, {OC}) : Out<ExecSpace>(),

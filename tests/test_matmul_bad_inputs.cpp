@@ -1,8 +1,17 @@
-// Bad inputs, on the default host execution space (argument checks run on the
-// host before any kernel, whatever the space). Each call must throw
+// llmk::matmul_backward's bad inputs, on the default host execution space
+// (argument checks run on the host before any kernel, whatever the space):
+// the contract's (tests/contract/bad_inputs.hpp) with its adapter
+// (support/matmul_adapter.hpp: GELU off and on), and what is matmul's own:
+// dout's rank-3 extents reported on inp, padded views, implementations not
+// compiled in or not available, C or OC above an implementation's column
+// limit, an implementation without the precision or without TF32, TF32 with
+// bf16 inputs, device memory on a host space. Each call must throw
 // std::invalid_argument whose message names the argument and what was
 // expected, and leave every output bit-for-bit as it was.
+#include "contract/bad_inputs.hpp"
+#include "support/column_limits.hpp"
 #include "support/compare.hpp"
+#include "support/matmul_adapter.hpp"
 #include "support/problem.hpp"
 #include "support/sparse.hpp"
 
@@ -87,8 +96,7 @@ void expect_invalid_argument(const std::function<void()>& call,
 
 // B = 2, T = 3 (M = 6), C = 4, OC = 5: every extent differs from the others,
 // so a message's numbers identify which extent it is about.
-class BadInputs : public ::testing::Test {
- protected:
+struct Views {
   static constexpr std::int64_t B = 2, T = 3, M = 6, C = 4, OC = 5;
   Matrix dinp = random_view<Matrix>("dinp", 1, M, C);
   Matrix dweight = random_view<Matrix>("dweight", 2, OC, C);
@@ -109,72 +117,19 @@ class BadInputs : public ::testing::Test {
   std::vector<Span> outputs() const {
     return {span_of("dinp", dinp), span_of("dweight", dweight), span_of("dbias", dbias)};
   }
+
+  // The tests (registered at the end).
+  void Rank3DoutTimeDiffersFromInp();
+  void PaddedRank2View();
+  void PaddedRank3View();
+  void ImplementationNotCompiledIn();
+  void ImplementationNotAvailableOnTheSpace();
+  void UnavailableImplementationOnEmptyProblem();
 };
-
-// --- extents of the rank-2 views ---------------------------------------------
-
-TEST_F(BadInputs, DinpExtents) {
-  const auto bad = random_view<Matrix>("dinp", 7, M, C - 1);
-  expect_invalid_argument([&] { call(bad, dweight, dbias, dout, inp, weight); },
-                          {"'dinp'", "(6, 3)", "(6, 4)"},
-                          {span_of("dinp", bad), span_of("dweight", dweight),
-                           span_of("dbias", dbias)});
-}
-
-TEST_F(BadInputs, DweightExtents) {
-  const auto bad = random_view<Matrix>("dweight", 7, OC, C + 1);
-  expect_invalid_argument([&] { call(dinp, bad, dbias, dout, inp, weight); },
-                          {"'dweight'", "(5, 5)", "(5, 4)"},
-                          {span_of("dinp", dinp), span_of("dweight", bad),
-                           span_of("dbias", dbias)});
-}
-
-TEST_F(BadInputs, DbiasExtents) {
-  const auto bad = random_view<Vector>("dbias", 7, OC - 1);
-  expect_invalid_argument([&] { call(dinp, dweight, bad, dout, inp, weight); },
-                          {"'dbias'", "(4)", "(5)"},
-                          {span_of("dinp", dinp), span_of("dweight", dweight),
-                           span_of("dbias", bad)});
-}
-
-TEST_F(BadInputs, InpExtents) {
-  const auto bad = random_view<Matrix>("inp", 7, M + 1, C);
-  expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, bad, weight); },
-                          {"'inp'", "(7, 4)", "(6, 4)"}, outputs());
-}
-
-// weight's rows must be dout's columns (OC); its columns define C.
-TEST_F(BadInputs, WeightExtents) {
-  const auto bad = random_view<Matrix>("weight", 7, OC + 1, C);
-  expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, inp, bad); },
-                          {"'weight'", "(6, 4)", "(5, 4)"}, outputs());
-}
-
-// --- extents of the rank-3 views: B and T come from dout -----------------------
-
-TEST_F(BadInputs, Rank3InpBatchDiffersFromDout) {
-  const auto dinp3 = random_view<Tensor3>("dinp", 7, B, T, C);
-  const auto dout3 = random_view<Tensor3>("dout", 8, B, T, OC);
-  const auto inp3 = random_view<Tensor3>("inp", 9, B + 1, T, C);
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp3, dweight, dbias, dout3, inp3, weight); },
-      {"'inp'", "(3, 3, 4)", "(2, 3, 4)", "dout"},
-      {span_of("dinp", dinp3), span_of("dweight", dweight), span_of("dbias", dbias)});
-}
-
-TEST_F(BadInputs, Rank3DinpTimeDiffersFromDout) {
-  const auto dinp3 = random_view<Tensor3>("dinp", 7, B, T + 1, C);
-  const auto dout3 = random_view<Tensor3>("dout", 8, B, T, OC);
-  const auto inp3 = random_view<Tensor3>("inp", 9, B, T, C);
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp3, dweight, dbias, dout3, inp3, weight); },
-      {"'dinp'", "(2, 4, 4)", "(2, 3, 4)"},
-      {span_of("dinp", dinp3), span_of("dweight", dweight), span_of("dbias", dbias)});
-}
 
 // dout's T differs from the activations': reported on inp, whose expected
 // extents come from dout.
-TEST_F(BadInputs, Rank3DoutTimeDiffersFromInp) {
+void Views::Rank3DoutTimeDiffersFromInp() {
   const auto dinp3 = random_view<Tensor3>("dinp", 7, B, T, C);
   const auto dout3 = random_view<Tensor3>("dout", 8, B, T + 2, OC);
   const auto inp3 = random_view<Tensor3>("inp", 9, B, T, C);
@@ -184,128 +139,6 @@ TEST_F(BadInputs, Rank3DoutTimeDiffersFromInp) {
       {span_of("dinp", dinp3), span_of("dweight", dweight), span_of("dbias", dbias)});
 }
 
-// --- the raw-pointer API -------------------------------------------------------
-
-class RawBadInputs : public ::testing::Test {
- protected:
-  static constexpr std::int64_t B = 2, T = 3, M = 6, C = 4, OC = 5;
-  std::vector<float> dinp = random_vector(M * C, 1), dweight = random_vector(OC * C, 2),
-                     dbias = random_vector(OC, 3), dout = random_vector(M * OC, 4),
-                     inp = random_vector(M * C, 5), weight = random_vector(OC * C, 6);
-
-  std::vector<Span> outputs() const {
-    return {span_of("dinp", dinp), span_of("dweight", dweight), span_of("dbias", dbias)};
-  }
-};
-
-// A null pointer for an array with elements (dbias excepted: null means "no
-// bias gradient").
-TEST_F(RawBadInputs, NullPointerWithNonZeroSize) {
-  struct NullCase {
-    const char* name;
-    const char* extents;
-  };
-  for (const NullCase& nc : {NullCase{"dinp", "(6, 4)"}, NullCase{"dweight", "(5, 4)"},
-                             NullCase{"dout", "(6, 5)"}, NullCase{"inp", "(6, 4)"},
-                             NullCase{"weight", "(5, 4)"}}) {
-    SCOPED_TRACE(nc.name);
-    const std::string name = nc.name;
-    const auto ptr = [&](std::vector<float>& v, const char* n) {
-      return name == n ? nullptr : v.data();
-    };
-    expect_invalid_argument(
-        [&] {
-          llmk::matmul_backward(Host(), ptr(dinp, "dinp"), ptr(dweight, "dweight"), dbias.data(),
-                                ptr(dout, "dout"), ptr(inp, "inp"), ptr(weight, "weight"), B, T, C,
-                                OC);
-        },
-        {"'" + name + "'", "null pointer", nc.extents}, outputs());
-  }
-}
-
-TEST_F(RawBadInputs, NegativeDimension) {
-  const char* names[] = {"B", "T", "C", "OC"};
-  for (int i = 0; i < 4; ++i) {
-    SCOPED_TRACE(names[i]);
-    std::int64_t dims[] = {B, T, C, OC};
-    dims[i] = -3;
-    expect_invalid_argument(
-        [&] {
-          llmk::matmul_backward(Host(), dinp.data(), dweight.data(), dbias.data(), dout.data(),
-                                inp.data(), weight.data(), dims[0], dims[1], dims[2], dims[3]);
-        },
-        {std::string("dimension ") + names[i] + " = -3", "negative"}, outputs());
-  }
-}
-
-// --- aliasing: outputs may overlap nothing else -------------------------------
-
-TEST_F(RawBadInputs, DinpIsInp) {
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), inp.data(), dweight.data(), dbias.data(), dout.data(),
-                              inp.data(), weight.data(), B, T, C, OC);
-      },
-      {"output 'dinp' overlaps 'inp'"}, {span_of("inp (as dinp)", inp), span_of("dweight", dweight),
-                                         span_of("dbias", dbias)});
-}
-
-TEST_F(RawBadInputs, DweightIsWeight) {
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), dinp.data(), weight.data(), dbias.data(), dout.data(),
-                              inp.data(), weight.data(), B, T, C, OC);
-      },
-      {"output 'dweight' overlaps 'weight'"},
-      {span_of("dinp", dinp), span_of("weight (as dweight)", weight), span_of("dbias", dbias)});
-}
-
-// One element in common: dinp starts at inp's last element.
-TEST_F(RawBadInputs, DinpOverlapsTheEndOfInp) {
-  std::vector<float> buffer = random_vector(2 * M * C, 7);
-  float* inp_ = buffer.data();
-  float* dinp_ = buffer.data() + M * C - 1;
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), dinp_, dweight.data(), dbias.data(), dout.data(), inp_,
-                              weight.data(), B, T, C, OC);
-      },
-      {"output 'dinp' overlaps 'inp'"},
-      {span_of("buffer", buffer), span_of("dweight", dweight), span_of("dbias", dbias)});
-}
-
-TEST_F(RawBadInputs, OutputsAliasEachOther) {
-  std::vector<float> shared = random_vector(M * C, 8);  // M·C ≥ OC·C: holds either
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), shared.data(), shared.data(), dbias.data(), dout.data(),
-                              inp.data(), weight.data(), B, T, C, OC);
-      },
-      {"output 'dinp' overlaps 'dweight'"}, {span_of("shared", shared), span_of("dbias", dbias)});
-}
-
-TEST_F(RawBadInputs, DbiasInsideDweight) {
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), dinp.data(), dweight.data(), dweight.data() + C, dout.data(),
-                              inp.data(), weight.data(), B, T, C, OC);
-      },
-      {"output 'dweight' overlaps 'dbias'"}, {span_of("dinp", dinp), span_of("dweight", dweight)});
-}
-
-// The checks are not stricter than they should be: adjacent arrays in one
-// buffer, and inputs sharing memory, are fine.
-TEST_F(RawBadInputs, AdjacentArraysAndSharedInputsAreAccepted) {
-  std::vector<float> buffer = random_vector(2 * M * C, 9);
-  EXPECT_NO_THROW(llmk::matmul_backward(Host(), buffer.data() + M * C, dweight.data(), dbias.data(),
-                                        dout.data(), buffer.data(), weight.data(), B, T, C, OC));
-  // inp and weight the same M×C = OC×C floats (M = OC = 5).
-  std::vector<float> dinp5 = random_vector(5 * C, 10), shared = random_vector(5 * C, 11);
-  EXPECT_NO_THROW(llmk::matmul_backward(Host(), dinp5.data(), dweight.data(), dbias.data(),
-                                        dout.data(), shared.data(), shared.data(), 1, 5, C, OC));
-  Host().fence();
-}
-
 // --- non-contiguous views ------------------------------------------------------
 // llmk's view types are LayoutRight, so a strided subview (LayoutStride) does
 // not convert to them: passing one is a compile error, not a run-time one; a
@@ -313,7 +146,7 @@ TEST_F(RawBadInputs, AdjacentArraysAndSharedInputsAreAccepted) {
 // way a non-contiguous LayoutRight view reaches the API: Kokkos pads a row of
 // C = 100 floats to a multiple of its alignment.
 
-TEST_F(BadInputs, PaddedRank2View) {
+void Views::PaddedRank2View() {
   constexpr std::int64_t Cp = 100;
   Matrix padded(Kokkos::view_alloc(std::string("dinp"), Kokkos::AllowPadding), M, Cp);
   if (padded.span_is_contiguous()) GTEST_SKIP() << "this Kokkos does not pad a row of 100 floats";
@@ -327,7 +160,7 @@ TEST_F(BadInputs, PaddedRank2View) {
                            span_of("dbias", dbias)});
 }
 
-TEST_F(BadInputs, PaddedRank3View) {
+void Views::PaddedRank3View() {
   constexpr std::int64_t Cp = 100;
   Tensor3 padded(Kokkos::view_alloc(std::string("inp"), Kokkos::AllowPadding), B, T, Cp);
   if (padded.span_is_contiguous()) GTEST_SKIP() << "this Kokkos does not pad a B×T×100 view";
@@ -343,33 +176,9 @@ TEST_F(BadInputs, PaddedRank3View) {
 }
 
 // --- implementations -----------------------------------------------------------
-
-// Every name the library knows (compiled in or not) and "auto".
-std::vector<std::string> all_impl_names() {
-  std::vector<std::string> names;
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
-    names.push_back(info.name);
-  return names;
-}
-
-TEST_F(BadInputs, UnknownImplementationListsTheValidNames) {
-  for (const std::string bad : {"cuda-graphs", "", "Naive", "auto ", "tiled,team"}) {
-    SCOPED_TRACE("'" + bad + "'");
-    std::vector<std::string> fragments{"options.impl = '" + bad + "'", "not an implementation",
-                                       "auto"};
-    for (const std::string& name : all_impl_names()) fragments.push_back(name);
-    expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, inp, weight, bad); },
-                            fragments, outputs());
-  }
-}
-
-// The other functions that take a name refuse unknown ones the same way.
-TEST(ImplNames, UnknownNameInEveryFunctionThatTakesOne) {
-  llmk::MatmulBackwardOptions options;
-  options.impl = "cuda-graphs";
-  EXPECT_THROW(llmk::matmul_backward_available<Host>("cuda-graphs"), std::invalid_argument);
-  EXPECT_THROW(llmk::matmul_backward_workspace_bytes<Host>(6, 4, 5, true, options),
-               std::invalid_argument);
+// The bias pass of the benchmarks refuses unknown names as the entry points do
+// (the contract's ImplNames: matmul_backward_available, _workspace_bytes).
+void unknown_name_in_the_bias_pass() {
   llmk::Context<Host> ctx;
   const llmk::Vector<Host> dbias("dbias", 5);
   const llmk::Matrix<Host> dout("dout", 6, 5);
@@ -379,7 +188,7 @@ TEST(ImplNames, UnknownNameInEveryFunctionThatTakesOne) {
 
 // An implementation whose library is not part of this build (cuBLAS in a
 // build without CUDA) is known by name but not available: the message says so.
-TEST_F(BadInputs, ImplementationNotCompiledIn) {
+void Views::ImplementationNotCompiledIn() {
   int missing = 0;
   for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
     if (info.compiled) continue;
@@ -396,7 +205,7 @@ TEST_F(BadInputs, ImplementationNotCompiledIn) {
 
 // Compiled in, but not for this execution space (cuBLAS on a host space of a
 // CUDA build).
-TEST_F(BadInputs, ImplementationNotAvailableOnTheSpace) {
+void Views::ImplementationNotAvailableOnTheSpace() {
   int unavailable = 0;
   for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
     if (!info.compiled || llmk::matmul_backward_available<Host>(info.name)) continue;
@@ -412,7 +221,7 @@ TEST_F(BadInputs, ImplementationNotAvailableOnTheSpace) {
 
 // Asking for an implementation the space lacks is an error whatever the sizes:
 // code that passes its tests on small or empty problems must not fail later.
-TEST_F(BadInputs, UnavailableImplementationOnEmptyProblem) {
+void Views::UnavailableImplementationOnEmptyProblem() {
   const Matrix dinp0("dinp", M, 0), dweight0("dweight", OC, 0), inp0("inp", M, 0),
       weight0("weight", OC, 0);
   for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
@@ -423,69 +232,17 @@ TEST_F(BadInputs, UnavailableImplementationOnEmptyProblem) {
   }
 }
 
-// --- sizes whose products overflow (raw pointers) ---------------------------------
-// The sizes are checked before any view is made of the pointers, so the arrays
-// behind them can be small: nothing may be read or written.
-
-TEST_F(RawBadInputs, OverflowingSizesAreRefused) {
-  constexpr std::int64_t k20 = std::int64_t(1) << 20, k30 = std::int64_t(1) << 30,
-                         k32 = std::int64_t(1) << 32, k40 = std::int64_t(1) << 40;
-  struct OverflowCase {
-    std::int64_t B, T, C, OC;
-    const char* product;  // as the message names it
-  };
-  const OverflowCase cases[] = {
-      {k32, k32, 4, 5, "M = B·T"},                    // B·T = 2⁶⁴ wraps int64 to 0
-      {k32 - 1, k32 + 1, 4, 5, "M = B·T"},            // 2⁶⁴ − 1: wraps to −1
-      {k20, k20, k30, 5, "elements of inp and dinp, M·C"},   // B·T·C = 2⁷⁰
-      {k20, k20, 4, k30, "elements of dout, M·OC"},          // B·T·OC = 2⁷⁰
-      {0, 3, k40, k40, "elements of weight and dweight, OC·C"},  // OC·C = 2⁸⁰ (with M = 0)
-      {1, 1, k32, k32, "elements of weight and dweight, OC·C"},  // 2⁶⁴: wraps to 0
-      {1, 1, std::int64_t(1) << 61, 1, "M·C"},  // 2⁶¹ floats: fits int64, not a byte offset
-  };
-  for (const std::string& impl : {std::string("auto"), std::string("naive"), std::string("team"),
-                                   std::string("tiled")}) {
-    for (const OverflowCase& oc : cases) {
-      SCOPED_TRACE(impl + ": B=" + std::to_string(oc.B) + " T=" + std::to_string(oc.T) +
-                   " C=" + std::to_string(oc.C) + " OC=" + std::to_string(oc.OC));
-      llmk::MatmulBackwardOptions options;
-      options.impl = impl;
-      expect_invalid_argument(
-          [&] {
-            llmk::matmul_backward(Host(), dinp.data(), dweight.data(), dbias.data(), dout.data(),
-                                  inp.data(), weight.data(), oc.B, oc.T, oc.C, oc.OC, options);
-          },
-          {oc.product, "overflows"}, outputs());
-    }
-  }
-}
-
 // --- sizes above an implementation's limit ---------------------------------------
 // Implementations whose library counts columns in int (team's league over OC,
 // KokkosBlas' BLAS) refuse C or OC above their max_cols. The arrays of such a
 // call are gigabytes: they are sparse mappings (support/sparse.hpp) that the
 // call must leave untouched, and refuse before it writes a page.
 
-struct LimitedImpl {
-  std::string name;
-  std::int64_t max_cols;
-};
-
-std::vector<LimitedImpl> impls_with_column_limits() {
-  namespace mb = llmk::op::matmul_backward;
-  std::vector<LimitedImpl> v;
-  llmk::core::for_each_impl(mb::Implementations{}, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    if (I::max_cols < llmk::core::kNoLimit && mb::available_on<I, Host>)
-      v.push_back({std::string(I::name), I::max_cols});
-  });
-  return v;
-}
-
-TEST(ColumnLimits, CAndOCAboveMaxColsAreRefusedBeforeAnyWrite) {
-  const std::vector<LimitedImpl> limited = impls_with_column_limits();
+void column_limits_refused_before_any_write() {
+  const std::vector<llmk_test::LimitedImpl> limited =
+      llmk_test::impls_with_column_limits<llmk::op::matmul_backward::Implementations, Host>();
   if (limited.empty()) GTEST_SKIP() << "no implementation on " << Host::name() << " has a limit";
-  for (const LimitedImpl& li : limited) {
+  for (const llmk_test::LimitedImpl& li : limited) {
     const std::int64_t big = li.max_cols + 1;
     struct Dims {
       std::int64_t C, OC;
@@ -550,8 +307,7 @@ View random_bf16_view(const char* label, std::uint32_t seed, Extents... extents)
   return v;
 }
 
-class TypedBadInputs : public BadInputs {
- protected:
+struct TypedViews : Views {
   using Matrix16 = llmk::Matrix<Host, llmk::bf16>;
   using Vector16 = llmk::Vector<Host, llmk::bf16>;
   using Tensor16 = llmk::Tensor3<Host, llmk::bf16>;
@@ -573,74 +329,14 @@ class TypedBadInputs : public BadInputs {
   std::vector<Span> outputs16() const {
     return {span_of("dinp", dinp16), span_of("dweight", dweight16), span_of("dbias", dbias16)};
   }
+
+  void ImplementationWithoutThePrecision();
+  void Tf32OfAnImplementationWithoutIt();
+  void Tf32WithBf16Inputs();
 };
 
-// Raw pointers: one input of another element type than dout.
-TEST_F(TypedBadInputs, RawInputTypeDiffersFromDout) {
-  const auto raw = [&](llmk::ConstBufferRef dout_, llmk::ConstBufferRef inp_,
-                       llmk::ConstBufferRef weight_, llmk::ConstBufferRef pre_) {
-    return [this, dout_, inp_, weight_, pre_] {
-      llmk::matmul_backward(Host(), dinp.data(), dweight.data(), dbias.data(), dout_, inp_,
-                            weight_, B, T, C, OC, {}, pre_);
-    };
-  };
-  // inp bf16 while dout is float (the outputs are float).
-  expect_invalid_argument(raw(dout.data(), inp16.data(), weight.data(), nullptr),
-                          {"'inp'", "bf16", "dout is float32"}, outputs());
-  expect_invalid_argument(raw(dout.data(), inp.data(), weight16.data(), nullptr),
-                          {"'weight'", "bf16", "dout is float32"}, outputs());
-  expect_invalid_argument(raw(dout.data(), inp.data(), weight.data(), pre_gelu16.data()),
-                          {"'pre_gelu'", "bf16", "dout is float32"}, outputs());
-  // dout bf16, inp float: inp is the one named.
-  expect_invalid_argument(raw(dout16.data(), inp.data(), weight16.data(), nullptr),
-                          {"'inp'", "float32", "dout is bf16"}, outputs());
-}
-
-// Typed views: the same through the view entries (rank 2 and rank 3).
-TEST_F(TypedBadInputs, ViewInputTypeDiffersFromDout) {
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp16, dweight16, dbias16, dout16, inp, weight16); },
-      {"'inp'", "float32", "dout is bf16"}, outputs16());
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp, dweight, dbias, dout, inp, weight16); },
-      {"'weight'", "bf16", "dout is float32"}, outputs());
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), dinp16, dweight16, dbias16, dout16, inp16, weight16, pre_gelu);
-      },
-      {"'pre_gelu'", "float32", "dout is bf16"}, outputs16());
-  const Tensor16 dinp3(dinp16.data(), B, T, C), inp3(inp16.data(), B, T, C);
-  const Tensor3 dout3(dout.data(), B, T, OC);
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp3, dweight16, dbias16, dout3, inp3, weight16); },
-      {"'inp'", "bf16", "dout is float32"}, outputs16());
-}
-
-// Outputs whose types make no configuration (fp32, bf16, bf16-fp32grad): the
-// message names the types given and lists the configurations.
-TEST_F(TypedBadInputs, UnsupportedCombinationOfOutputTypes) {
-  // bf16 inputs, float dinp: bf16-fp32grad has dinp bf16.
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp, dweight, dbias, dout16, inp16, weight16); },
-      {"element types", "dinp float32", "bf16-fp32grad"}, outputs());
-  // float inputs, bf16 dweight.
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp, dweight16, dbias, dout, inp, weight); },
-      {"element types", "dweight bf16", "fp32"}, {span_of("dinp", dinp),
-                                                  span_of("dweight", dweight16),
-                                                  span_of("dbias", dbias)});
-  // bf16 inputs and dinp, float dweight, bf16 dbias (raw pointers).
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), dinp16.data(), dweight.data(), dbias16.data(), dout16.data(),
-                              inp16.data(), weight16.data(), B, T, C, OC);
-      },
-      {"element types", "dweight float32", "dbias bf16"},
-      {span_of("dinp", dinp16), span_of("dweight", dweight), span_of("dbias", dbias16)});
-}
-
 // An implementation asked for a configuration its info does not declare.
-TEST_F(TypedBadInputs, ImplementationWithoutThePrecision) {
+void TypedViews::ImplementationWithoutThePrecision() {
   int tested = 0;
   for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
     if (!llmk::matmul_backward_available<Host>(info.name)) continue;
@@ -674,7 +370,7 @@ TEST_F(TypedBadInputs, ImplementationWithoutThePrecision) {
 
 // Math::tf32 of an implementation without TF32 (by its info), and of "auto"
 // when none available here has it.
-TEST_F(TypedBadInputs, Tf32OfAnImplementationWithoutIt) {
+void TypedViews::Tf32OfAnImplementationWithoutIt() {
   bool any_tf32 = false;
   int tested = 0;
   for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
@@ -703,7 +399,7 @@ TEST_F(TypedBadInputs, Tf32OfAnImplementationWithoutIt) {
 }
 
 // Math::tf32 with bf16 inputs: refused whatever the implementation.
-TEST_F(TypedBadInputs, Tf32WithBf16Inputs) {
+void TypedViews::Tf32WithBf16Inputs() {
   std::vector<std::string> names{"auto"};
   for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
     if (llmk::matmul_backward_available<Host>(info.name)) names.push_back(info.name);
@@ -726,37 +422,19 @@ TEST_F(TypedBadInputs, Tf32WithBf16Inputs) {
   }
 }
 
-// pre_gelu must have inp's extents (rank 2 and rank 3).
-TEST_F(TypedBadInputs, PreGeluExtents) {
-  const auto bad = random_view<Matrix>("pre_gelu", 20, M, C + 1);
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp, dweight, dbias, dout, inp, weight, bad); },
-      {"'pre_gelu'", "(6, 5)", "(6, 4)"}, outputs());
-  const auto bad_rows = random_view<Matrix>("pre_gelu", 21, M - 1, C);
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp, dweight, dbias, dout, inp, weight, bad_rows); },
-      {"'pre_gelu'", "(5, 4)", "(6, 4)"}, outputs());
-  const auto dinp3 = random_view<Tensor3>("dinp", 22, B, T, C);
-  const auto dout3 = random_view<Tensor3>("dout", 23, B, T, OC);
-  const auto inp3 = random_view<Tensor3>("inp", 24, B, T, C);
-  const auto pre3 = random_view<Tensor3>("pre_gelu", 25, B, T + 1, C);
-  expect_invalid_argument(
-      [&] { llmk::matmul_backward(Host(), dinp3, dweight, dbias, dout3, inp3, weight, pre3); },
-      {"'pre_gelu'", "(2, 4, 4)", "(2, 3, 4)"},
-      {span_of("dinp", dinp3), span_of("dweight", dweight), span_of("dbias", dbias)});
-  // bf16, rank 2.
-  const auto bad16 = random_bf16_view<Matrix16>("pre_gelu", 26, M, C - 1);
-  expect_invalid_argument(
-      [&] {
-        llmk::matmul_backward(Host(), dinp16, dweight16, dbias16, dout16, inp16, weight16, bad16);
-      },
-      {"'pre_gelu'", "(6, 3)", "(6, 4)"}, outputs16());
-}
-
 // --- memory spaces (CUDA builds) -------------------------------------------------
 
 #ifdef KOKKOS_ENABLE_CUDA
-TEST_F(RawBadInputs, DevicePointerOnAHostSpace) {
+struct RawArrays {
+  static constexpr std::int64_t B = 2, T = 3, M = 6, C = 4, OC = 5;
+  std::vector<float> dinp = random_vector(M * C, 1), dweight = random_vector(OC * C, 2),
+                     dbias = random_vector(OC, 3), dout = random_vector(M * OC, 4),
+                     inp = random_vector(M * C, 5), weight = random_vector(OC * C, 6);
+
+  void DevicePointerOnAHostSpace();
+};
+
+void RawArrays::DevicePointerOnAHostSpace() {
   Kokkos::View<float*, Kokkos::LayoutRight, Kokkos::CudaSpace> device_dinp("dinp", M * C);
   expect_invalid_argument(
       [&] {
@@ -767,5 +445,35 @@ TEST_F(RawBadInputs, DevicePointerOnAHostSpace) {
       {span_of("dweight", dweight), span_of("dbias", dbias)});
 }
 #endif
+
+// Each of matmul's own as "matmul_backward/<aspect>.<name>", as the contract's.
+void add(const std::string& aspect, const std::string& name, std::function<void()> body) {
+  llmk_test::contract::add_test("matmul_backward", aspect, name, "", std::move(body));
+}
+
+[[maybe_unused]] const bool registered = [] {
+  llmk_test::contract::register_bad_input_tests<llmk_test::MatmulBackwardContract, Host>();
+  add("Extents", "Rank3DoutTimeDiffersFromInp", [] { Views().Rank3DoutTimeDiffersFromInp(); });
+  add("Extents", "PaddedRank2View", [] { Views().PaddedRank2View(); });
+  add("Extents", "PaddedRank3View", [] { Views().PaddedRank3View(); });
+  add("Implementations", "UnknownNameInTheBiasPass", unknown_name_in_the_bias_pass);
+  add("Implementations", "NotCompiledIn", [] { Views().ImplementationNotCompiledIn(); });
+  add("Implementations", "NotAvailableOnTheSpace",
+      [] { Views().ImplementationNotAvailableOnTheSpace(); });
+  add("Implementations", "UnavailableOnEmptyProblem",
+      [] { Views().UnavailableImplementationOnEmptyProblem(); });
+  add("ColumnLimits", "CAndOCAboveMaxColsRefusedBeforeAnyWrite",
+      column_limits_refused_before_any_write);
+  add("Precisions", "ImplementationWithoutThePrecision",
+      [] { TypedViews().ImplementationWithoutThePrecision(); });
+  add("Precisions", "Tf32OfAnImplementationWithoutIt",
+      [] { TypedViews().Tf32OfAnImplementationWithoutIt(); });
+  add("Precisions", "Tf32WithBf16Inputs", [] { TypedViews().Tf32WithBf16Inputs(); });
+#ifdef KOKKOS_ENABLE_CUDA
+  add("MemorySpaces", "DevicePointerOnAHostSpace",
+      [] { RawArrays().DevicePointerOnAHostSpace(); });
+#endif
+  return true;
+}();
 
 }  // namespace
