@@ -1,13 +1,17 @@
 // kernels/gemm_tiled.hpp's register-tile path (the GPU's: one micro-tile a
 // thread over all of K, pack loads, two scratch buffers filled through
-// registers or AsyncCopy, split-K by waves)
-// against a float64 sum, on every space of the build. On a host space it runs
-// through a small host tuning of that path, so CI, which has no GPU, covers
-// it; on Cuda through the shipped tuning. Each tuning comes in two team
-// counts, so that the same shapes run unsplit and split into several K
-// ranges (asserted through the workspace the split takes).
+// registers or AsyncCopy, split-K by waves) in matmul's two forms (dinp: NN
+// with GELU's factor; dweight: TN with the fused dbias) against a float64
+// sum, on every space of the build. On a host space it runs through a small
+// host tuning of that path (support/tiled_tunings.hpp), so CI, which has no
+// GPU, covers it; on Cuda through the shipped tuning. Each tuning comes in
+// two team counts, so that the same shapes run unsplit and split into
+// several K ranges (asserted through the workspace the split takes). The
+// general forms: test_tiled_gemm_forms.cpp.
 #include <gtest/gtest.h>
 #include <kernels/gemm_tiled.hpp>
+#include <ops/matmul_backward/reference/reference.hpp>
+#include <support/tiled_tunings.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -25,54 +29,11 @@ using Space = Kokkos::LLMK_TEST_SPACE;
 using llmk::bf16;
 using llmk::index_t;
 
-// The register-tile path on a host: a 1 × 1 team whose 8 × 8 micro-tile is
-// the whole tile, loaded in packs of 4, over chunks of 4; Async: both
-// operands through AsyncCopy (whose host fallback copies synchronously, but
-// the kernel's indexing is the GPU's).
-template <int Slots, bool Async>
-struct HostRegisterTiles {
-  static constexpr int team_size = 1, vector_length = 1;
-  static constexpr int tm = 8, tn = 8, vec = 4;
-  static constexpr int bm = 8, bn = 8, bk = 4;
-  static constexpr int a_pad = 0, stages = 2;
-  template <bool TransA>
-  static constexpr int k_unroll = 0;
-  template <bool TransA>
-  static constexpr bool async_a = Async;
-  template <bool TransA>
-  static constexpr bool async_b = Async;
-  static constexpr int scratch_level = 1;
-  static constexpr bool fuse_bias = true, exact_k = false, split_k = true;
-  static constexpr int max_split = 16;
-  static constexpr double split_bytes_per_chunk = 1e6;
-  using launch_bounds = Kokkos::LaunchBounds<>;
-  static index_t resident_teams() { return Slots; }
-};
-
-// The shipped tuning with a given number of team slots, and AsyncCopy for
-// both operands of both products (Async) or, as shipped, where it says.
-template <class Base, int Slots, bool Async>
-struct WithSlots : Base {
-  static index_t resident_teams() { return Slots; }
-  template <bool TransA>
-  static constexpr bool async_a = Async || Base::template async_a<TransA>;
-  template <bool TransA>
-  static constexpr bool async_b = Async || Base::template async_b<TransA>;
-};
-
-#ifdef KOKKOS_ENABLE_CUDA
-constexpr bool kCuda = std::is_same_v<Space, Kokkos::Cuda>;
-#else
-constexpr bool kCuda = false;
-#endif
-// Many slots: shapes of a few tiles split K; one: they don't.
-template <int Slots, bool Async = false>
-using RegisterTuning =
-    std::conditional_t<kCuda, WithSlots<llmk::kernels::TiledTuning<Space>, Slots, Async>,
-                       HostRegisterTiles<Slots, Async>>;
-using Splitting = RegisterTuning<1000000>;  // waves of one team: split as far as allowed
-using Unsplit = RegisterTuning<1>;          // one wave either way: no split
-using SplittingAsync = RegisterTuning<1000000, true>;
+using llmk_test::RegisterTuning;
+using Splitting = RegisterTuning<Space, llmk_test::kSplitting>;
+using Unsplit = RegisterTuning<Space, llmk_test::kUnsplit>;
+using SplittingAsync = RegisterTuning<Space, llmk_test::kSplitting, true>;
+constexpr bool kCuda = llmk_test::is_cuda<Space>();
 
 struct Shape {
   index_t R, N, K;
@@ -97,13 +58,17 @@ Mat<T> random_matrix(const char* label, index_t rows, index_t cols, std::mt19937
 }
 
 // D ⟵ op(A)·B (⊙ gelu'(pre) for dinp), dbias ⟵ Σ_k op(A) for dweight, through
-// TiledGemm with Tuning; checked against float64 sums of the same inputs.
+// TiledGemm with Tuning in matmul's forms (NN with GELU's epilogue, TN with
+// the fused bias); checked against float64 sums of the same inputs.
 template <bool TransA, class TIn, class TD, class Tuning>
 void check_product(const Shape& s, const bool overwrite, const bool split_expected) {
   SCOPED_TRACE(std::string(TransA ? "dweight" : "dinp") + " R=" + std::to_string(s.R) +
                " N=" + std::to_string(s.N) + " K=" + std::to_string(s.K) +
                (overwrite ? " =" : " +="));
-  using Gemm = llmk::kernels::TiledGemm<TransA, TransA, Space, TIn, TD, float, Tuning>;
+  using namespace llmk::kernels;
+  using Epilogue = std::conditional_t<TransA, PlainEpilogue, GeluGradEpilogue<TIn>>;
+  using Gemm = TiledGemm<GemmForm<TransA, false>, Space, TIn, TD, Epilogue,
+                         std::conditional_t<TransA, float, void>, Tuning>;
   std::mt19937 rng(unsigned(s.R * 7919 + s.N * 31 + s.K));
   std::vector<double> a, b, p, d0;
   const Mat<TIn> A = TransA ? random_matrix<TIn>("A", s.K, s.R, rng, a)
@@ -115,15 +80,14 @@ void check_product(const Shape& s, const bool overwrite, const bool split_expect
   Kokkos::deep_copy(dbias, 0.5f);
   if (overwrite) Kokkos::deep_copy(D, TD(std::nanf("")));  // never read
 
-  const std::size_t ws = Gemm::split_k_workspace(s.R, s.N, s.K, TransA);
+  const GemmShape shape{s.R, s.N, s.K};
+  const std::size_t ws = Gemm::split_k_workspace(shape, TransA);
   EXPECT_EQ(ws > 0, split_expected) << "workspace " << ws << " floats";
   Kokkos::View<float*, Space> workspace("workspace", ws + 1);
-  Gemm gemm(D, A, B, overwrite);
-  if constexpr (TransA) {
-    gemm.with_bias(dbias, false);
-  } else {
-    gemm.with_gelu(pre);
-  }
+  Epilogue epilogue{};
+  if constexpr (!TransA) epilogue = Epilogue::of(pre);
+  Gemm gemm(shape, gemm_operand(D), gemm_operand(A), gemm_operand(B), overwrite, epilogue);
+  if constexpr (TransA) gemm.with_bias(dbias, false);
   gemm.with_split_k(workspace.data()).run(Space(), "test_register_tiles");
   Kokkos::fence();
 
@@ -144,11 +108,12 @@ void check_product(const Shape& s, const bool overwrite, const bool split_expect
         if (c == 0) bias += ak, bias_abs += std::abs(ak);
       }
       double factor = 1;
-      if (!TransA) factor = llmk::kernels::gelu_grad(float(p[r * s.N + c]));
+      if (!TransA) factor = llmk::reference::gelu_grad(p[r * s.N + c]);
       const double want = sum * factor + (overwrite ? 0.0 : d0[r * s.N + c]);
       const double got = float(h(r, c));
-      // (+ 2e-6·|sum|: the device's tanhf is not the host's, and gelu' near
-      // its zero has no relative accuracy: the factor is good to ~1e-6.)
+      // (+ 2e-6·|sum|: the kernel's gelu' is float, its tanhf the device's
+      // on a GPU, and gelu' near its zero has no relative accuracy: the
+      // factor is good to ~1e-6.)
       const double tol = (s.K * 0x1p-23 * abs + 1e-6) * std::abs(factor) * 1.01 +
                          (TransA ? 0.0 : 2e-6 * std::abs(sum)) +
                          (out_eps + 0x1p-22) * std::abs(want);

@@ -60,8 +60,9 @@ struct ColumnSumTuning {
   static constexpr bool pack_loads = false;  // the loops vectorize by themselves
 };
 
-// Implementation "tiled" (tiled.hpp): a team computes a bm × bn tile of
-// D += op(A)·B over K chunks of bk staged in team scratch; thread (ty, tx) of
+// The tiled GEMM (kernels/gemm_tiled.hpp; matmul's "tiled"): a team computes
+// a bm × bn tile of D += op(A)·op(B) over K chunks of bk staged in team
+// scratch; thread (ty, tx) of
 // the team_size × vector_length grid keeps a tm × tn register micro-tile.
 // Host: one thread per team sweeping 4 × 24 micro-tiles: 12 ymm accumulators,
 // and with GCC 12 the fastest shape measured on Zen 3 (6 × 16 spills, 5 × 16
@@ -106,15 +107,16 @@ struct TiledTuning {
   // Register tiles only (the GPU's): pack loads of `vec` elements and the
   // number of scratch buffers a chunk cycles through.
   static constexpr int vec = 1, stages = 1;
-  // Which operands a product (TransA: dweight) stages by AsyncCopy
-  // (kernels/async_copy.hpp) rather than through registers.
-  template <bool TransA>
+  // Which operands a product of the form (TransA, TransB) stages by
+  // AsyncCopy (kernels/async_copy.hpp) rather than through registers
+  // (matmul's dinp is NN, dweight TN).
+  template <bool TransA, bool TransB>
   static constexpr bool async_a = false;
-  template <bool TransA>
+  template <bool TransA, bool TransB>
   static constexpr bool async_b = false;
-  // How far nvcc unrolls the micro-kernel's k loop, per product (TransA:
-  // dweight); 0: its own choice.
-  template <bool TransA>
+  // How far nvcc unrolls the micro-kernel's k loop, per form; 0: its own
+  // choice.
+  template <bool TransA, bool TransB>
   static constexpr int k_unroll = 0;
   using launch_bounds = Kokkos::LaunchBounds<>;
   // Teams that run at once: one per thread (split_k's plan).
@@ -213,6 +215,13 @@ struct ColumnSumTuning<Kokkos::Cuda> {
 // of sharedMemPerBlock (4.6: minus ~8 KB it reserves), two buffers take 33.
 // K is split (split_k) when the tiles fill the SMs' waves badly (dweight at
 // the seed shape: 144 tiles for 264 team slots: 1.94 -> 1.10 ms).
+// The NT and TT forms (attention's datt = dout_h·vᵀ) stage B transposed as
+// dinp's A: 16-byte global loads along k where aligned, one 4-byte store per
+// k at a row stride of 132 (b_ld = 128 + a_pad: 2-way conflicts). Expected,
+// not measured: the same global loads as NN, and per warp and chunk 16
+// shared-store wavefronts for B instead of 8 (two 16-byte stores), on ~150
+// for the micro-kernel's reads and A's stores: within ~5-10% of NN at the
+// same sizes, with NN's registers (the same 2 + 2 packs in flight).
 // Measurements: docs/performance.md, perf/dev/tiled_bench.cpp.
 // Cuda: 8 warps of 32 lanes, a row per warp in dinp; the column sums
 // spread over all 256 threads (coalesced). 16 rows per block: 512 blocks at
@@ -262,17 +271,22 @@ struct TiledTuning<Kokkos::Cuda> {
   static constexpr int bm = 128, bn = 128, bk = 16;
   static constexpr int a_pad = 4;
   static constexpr int stages = 2;
-  template <bool TransA>
-  static constexpr bool async_a = TransA;
-  template <bool TransA>
-  static constexpr bool async_b = TransA;
-  template <bool TransA>
-  static constexpr int k_unroll = TransA ? 2 : 0;
+  // cp.async for both operands where both are k-major in memory (TN: 16-byte
+  // copies straight into scratch), through registers otherwise: a
+  // transposed operand takes 4-byte copies, slower for dinp's A, and mixing
+  // (dinp's B alone by cp.async) was slower too. The NT and TT forms are
+  // not measured; they follow NN.
+  template <bool TransA, bool TransB>
+  static constexpr bool async_a = TransA && !TransB;
+  template <bool TransA, bool TransB>
+  static constexpr bool async_b = TransA && !TransB;
+  template <bool TransA, bool TransB>
+  static constexpr int k_unroll = TransA && !TransB ? 2 : 0;
   static constexpr int scratch_level = 0;  // shared memory
   static constexpr bool fuse_bias = true;  // saves column_sums' pass over dout
   static constexpr bool exact_k = false;   // compile-time chunk loops
   static constexpr bool split_k = true;
-  // Split-K's plan (kernels/gemm_tiled.hpp, wave_split_plan): at most this
+  // Split-K's plan (kernels/gemm_tiled_split.hpp, wave_split_plan): at most this
   // many ranges, and the bytes the partial sums' writes and second pass move
   // in the time of one chunk of a team (a chunk is 2·128·128·16 FLOP; 264
   // teams at ~40 TFLOP/s take ~3.5 µs for it, in which ~3 TB/s move ~10 MB).

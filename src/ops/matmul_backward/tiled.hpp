@@ -22,22 +22,33 @@ struct Tiled : ImplDefaults {
   static constexpr bool supports = true;
   static constexpr bool fused_gelu = true;
 
-  // The GEMMs of a precision; FuseBias: dbias summed by the dweight kernel.
+  // The GEMMs of a precision: dinp = dout·weight (NN) with GELU's factor,
+  // dweight = doutᵀ·inp (TN); FuseBias: dbias summed by the dweight kernel.
   template <class ExecSpace, class P>
-  using DinpGemm = kernels::TiledGemm<false, false, ExecSpace, typename P::in, typename P::dinp>;
+  using DinpGemm = kernels::TiledGemm<kernels::GemmForm<false, false>, ExecSpace, typename P::in,
+                                      typename P::dinp, kernels::GeluGradEpilogue<typename P::in>>;
   template <class ExecSpace, class P, bool FuseBias>
   using DweightGemm =
-      kernels::TiledGemm<true, FuseBias, ExecSpace, typename P::in, typename P::dweight,
-                         std::conditional_t<FuseBias, typename P::dbias, float>>;  // (unused: float)
+      kernels::TiledGemm<kernels::GemmForm<true, false>, ExecSpace, typename P::in,
+                         typename P::dweight, kernels::PlainEpilogue,
+                         std::conditional_t<FuseBias, typename P::dbias, void>>;
+
+  // The products' sizes (rows, cols, depth).
+  static kernels::GemmShape dinp_shape(const index_t M, const index_t C, const index_t OC) {
+    return {M, C, OC};
+  }
+  static kernels::GemmShape dweight_shape(const index_t M, const index_t C, const index_t OC) {
+    return {OC, C, M};
+  }
 
   // Split-K's partial sums (where a product's tiles leave threads or SMs
   // idle), then column_sums' if the bias is not fused.
   template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
     const bool fuse = kernels::TiledTuning<ExecSpace>::fuse_bias;
-    size.add<float>(DinpGemm<ExecSpace, P>::split_k_workspace(s.M, s.C, s.OC, false));
-    size.add<float>(
-        DweightGemm<ExecSpace, P, true>::split_k_workspace(s.OC, s.C, s.M, s.bias && fuse));
+    size.add<float>(DinpGemm<ExecSpace, P>::split_k_workspace(dinp_shape(s.M, s.C, s.OC), false));
+    size.add<float>(DweightGemm<ExecSpace, P, true>::split_k_workspace(
+        dweight_shape(s.M, s.C, s.OC), s.bias && fuse));
     if (s.bias && !fuse) add_bias_pass_workspace<ExecSpace>(size, BiasPass::ColumnSums, s.M, s.OC);
   }
 
@@ -50,21 +61,26 @@ struct Tiled : ImplDefaults {
   // the two against each other).
   template <class ExecSpace, class P>
   static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p, const bool fuse_bias) {
+    using kernels::gemm_operand;
     using Dinp = DinpGemm<ExecSpace, P>;
-    Dinp(p.dinp, p.dout, p.weight, p.overwrite_dinp)
-        .with_gelu(p.pre_gelu)
-        .with_split_k(split_k_workspace<Dinp>(call, p.M, p.C, p.OC, false))
+    const kernels::GemmShape dinp = dinp_shape(p.M, p.C, p.OC);
+    Dinp(dinp, gemm_operand(p.dinp), gemm_operand(p.dout), gemm_operand(p.weight),
+         p.overwrite_dinp, kernels::GeluGradEpilogue<typename P::in>::of(p.pre_gelu))
+        .with_split_k(split_k_workspace<Dinp>(call, dinp, false))
         .run(call.exec, "llmk::dinp_tiled");
+    const kernels::GemmShape dweight = dweight_shape(p.M, p.C, p.OC);
     if (p.has_bias() && fuse_bias) {
       using Dweight = DweightGemm<ExecSpace, P, true>;
-      Dweight(p.dweight, p.dout, p.inp, p.overwrite_dweight)
+      Dweight(dweight, gemm_operand(p.dweight), gemm_operand(p.dout), gemm_operand(p.inp),
+              p.overwrite_dweight)
           .with_bias(p.dbias, p.overwrite_dbias)
-          .with_split_k(split_k_workspace<Dweight>(call, p.OC, p.C, p.M, true))
+          .with_split_k(split_k_workspace<Dweight>(call, dweight, true))
           .run(call.exec, "llmk::dweight_dbias_tiled");
     } else {
       using Dweight = DweightGemm<ExecSpace, P, false>;
-      Dweight(p.dweight, p.dout, p.inp, p.overwrite_dweight)
-          .with_split_k(split_k_workspace<Dweight>(call, p.OC, p.C, p.M, false))
+      Dweight(dweight, gemm_operand(p.dweight), gemm_operand(p.dout), gemm_operand(p.inp),
+              p.overwrite_dweight)
+          .with_split_k(split_k_workspace<Dweight>(call, dweight, false))
           .run(call.exec, "llmk::dweight_tiled");
       if (p.has_bias()) run_bias_pass(BiasPass::ColumnSums, call, p);
     }
@@ -73,9 +89,9 @@ struct Tiled : ImplDefaults {
  private:
   // The split-K workspace of one product (as declared by workspace()).
   template <class Gemm, class ExecSpace>
-  static float* split_k_workspace(Call<ExecSpace>& call, index_t R, index_t N, index_t K,
+  static float* split_k_workspace(Call<ExecSpace>& call, const kernels::GemmShape& shape,
                                   bool bias) {
-    return call.workspace.template take<float>(Gemm::split_k_workspace(R, N, K, bias));
+    return call.workspace.template take<float>(Gemm::split_k_workspace(shape, bias));
   }
 };
 

@@ -1,0 +1,63 @@
+// Epilogues of the tiled GEMM (kernels/gemm_tiled.hpp): what happens to an
+// element's whole float sum over K before the GEMM writes it (the write is
+// the GEMM's: kernels::update, = or +=, one rounding into D's type). An
+// epilogue is a small copyable type with
+//   float operator()(float sum, const GemmElement& e) const   the value written
+//   bool identity() const   whether that is `sum` itself (a host's running
+//                           sums may then accumulate in a float D, chunk by chunk)
+// It runs once per element: where the micro-tile is written, or in split-K's
+// second pass. A hook that needs an element's place (a causal mask, a
+// per-row scale) gets it from GemmElement.
+#pragma once
+
+#include <kernels/gelu.hpp>
+#include <llmk/types.hpp>
+
+namespace llmk::kernels {
+
+// Where an element is: its product in the batch (o·inner + i; 0 unbatched)
+// and its row and column in D.
+struct GemmElement {
+  index_t batch, row, col;
+};
+
+// D ⟵ op(A)·op(B).
+struct PlainEpilogue {
+  KOKKOS_INLINE_FUNCTION float operator()(const float sum, const GemmElement&) const { return sum; }
+  KOKKOS_INLINE_FUNCTION bool identity() const { return true; }
+};
+
+// D ⟵ α·op(A)·op(B) (attention's 1/√HS). With α = 1 the bits are
+// PlainEpilogue's.
+struct ScaleEpilogue {
+  float alpha = 1.0f;
+  KOKKOS_INLINE_FUNCTION float operator()(const float sum, const GemmElement&) const {
+    return alpha * sum;
+  }
+  KOKKOS_INLINE_FUNCTION bool identity() const { return alpha == 1.0f; }
+};
+
+// GELU's backward (matmul's dinp): D ⟵ (op(A)·op(B)) ⊙ gelu'(pre_gelu), pre
+// a row-major matrix of D's extents (null: no factor), the same for every
+// product of a batch. Its code is compiled only into the kernels that use it
+// (matmul's dinp; nvcc 13, sm_90, 128 registers: with GELU's code in it, the
+// fused-bias dweight kernel spilled 28 bytes, without it none, all precisions;
+// measured when GELU was a flag of the kernel).
+template <class T>
+struct GeluGradEpilogue {
+  const T* pre = nullptr;
+  index_t ld = 0;
+
+  // From matmul's pre_gelu view (empty: none).
+  template <class View>
+  static GeluGradEpilogue of(const View& pre_gelu) {
+    return {pre_gelu.extent(0) != 0 ? pre_gelu.data() : nullptr, index_t(pre_gelu.extent(1))};
+  }
+  KOKKOS_INLINE_FUNCTION float operator()(float sum, const GemmElement& e) const {
+    if (pre) sum *= gelu_grad(to_float(pre[e.row * ld + e.col]));
+    return sum;
+  }
+  KOKKOS_INLINE_FUNCTION bool identity() const { return pre == nullptr; }
+};
+
+}  // namespace llmk::kernels
