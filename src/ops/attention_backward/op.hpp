@@ -6,13 +6,16 @@
 #include <core/op/call.hpp>
 #include <core/op/typed.hpp>
 #include <core/registry.hpp>
+#include <ops/attention_backward/materialized.hpp>
 #include <ops/attention_backward/naive.hpp>
 
 #include <algorithm>
 
 namespace llmk::op::attention_backward {
 
-using Implementations = core::ImplList<Naive>;
+// "materialized" does the products with the tiled GEMM; "naive" is the
+// baseline (a factor HS more multiply-adds, and no T × T workspace).
+using Implementations = core::ImplList<Materialized, Naive>;
 
 struct Op {
   static constexpr const char* name = kOpName;
