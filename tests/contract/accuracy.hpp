@@ -8,7 +8,8 @@
 //   NanInputs  NaN in one element of each input: exactly the output elements
 //              the reference makes NaN are NaN, the others are right (an
 //              adapter with nan_bound(): at least those, at most the bound's)
-//   Large      Op::large_shapes() (label `large`)
+//   Large      Op::large_shapes() (label `large`; an adapter's large_skip()
+//              may leave a slow implementation out on a space)
 // Each within Op::tolerance; bf16 outputs rounded once where the
 // implementation's info says `rounds_once`; guard bands and inputs untouched.
 #pragma once
@@ -19,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -118,8 +120,22 @@ void check_nan_inputs(const ImplPrecision& ip) {
   }
 }
 
+// An adapter may skip a slow implementation's large shapes on a space:
+//   template <class Space> static std::string large_skip(const std::string& impl);
+// a reason (then GTEST_SKIP with it), or empty.
+template <class Op, class Space, class = void>
+struct has_large_skip : std::false_type {};
+template <class Op, class Space>
+struct has_large_skip<Op, Space,
+                      std::void_t<decltype(Op::template large_skip<Space>(std::string()))>>
+    : std::true_type {};
+
 template <class Op, class Space>
 void check_large(const ImplPrecision& ip, const typename Op::Shape& shape) {
+  if constexpr (has_large_skip<Op, Space>::value) {
+    const std::string why = Op::template large_skip<Space>(ip.impl);
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
   const auto since = [](std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };

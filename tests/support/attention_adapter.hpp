@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -81,6 +82,14 @@ struct AttentionBackwardContract {
   // GPT-2 124M's attention at T = 1024, one sequence (label `large`).
   static std::vector<Shape> large_shapes() {
     return {llmk::reference::attention::gpt2_shapes().front()};
+  }
+  // "naive" recomputes datt for every term (a factor HS more multiply-adds):
+  // at T = 1024 on 2 CPU cores 30-60 s a call (Serial twice that); run with
+  // LLMK_TEST_SLOW=1.
+  template <class Space>
+  static std::string large_skip(const std::string& impl) {
+    if (impl != "naive" || !is_host_space<Space> || std::getenv("LLMK_TEST_SLOW")) return {};
+    return "naive on a CPU takes 30-60 s a call at T = 1024 here; set LLMK_TEST_SLOW=1 to run it";
   }
   // att's element n/2 + 1 (where NanInputs plants its NaN) is (t 3, t' 1) of
   // head 1: in the causal part, which is read.
