@@ -9,6 +9,7 @@ install(TARGETS llmk EXPORT llmkTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # The public headers only: everything else is internal to the library.
 install(FILES
+    ${PROJECT_SOURCE_DIR}/src/llmk/attention_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/bf16.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/context.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/layernorm_backward.hpp

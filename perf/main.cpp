@@ -3,6 +3,7 @@
 // driver, the operation as a subcommand:
 //   llmk-perf matmul_backward [options]      perf/matmul_backward/
 //   llmk-perf layernorm_backward [options]   perf/layernorm_backward/
+//   llmk-perf attention_backward [options]   perf/attention_backward/
 //   llmk-perf [options]                      matmul_backward, as before subcommands
 // The harness (perf/harness/: timing, probes, the device timer, the table and
 // the JSON, the common options) knows nothing of the operations. Its options
@@ -12,6 +13,7 @@
 // which --import adds records timed elsewhere (perf/torch_baseline.py).
 // Exits 1 when a row failed its check, 2 on bad arguments.
 #include "harness/cli.hpp"
+#include "attention_backward/benchmark.hpp"
 #include "harness/kokkos_compat.hpp"
 #include "layernorm_backward/benchmark.hpp"
 #include "matmul_backward/benchmark.hpp"
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
   llmk::perf::Options harness;
   llmk::perf::matmul_backward::Options matmul;
   llmk::perf::layernorm_backward::Options layernorm;
+  llmk::perf::attention_backward::Options attention;
 
   CLI::App app{"llmk-perf: validate and time llmk's operations against their peers. "
                "Without a subcommand: matmul_backward, with the options below."};
@@ -58,7 +61,11 @@ int main(int argc, char** argv) {
       "layernorm_backward",
       "the backward pass of GPT-2's layer normalization (dinp, dweight, dbias)");
   llmk::perf::layernorm_backward::add_options(*layernorm_cmd, layernorm);
-  for (CLI::App* cmd : {matmul_cmd, layernorm_cmd}) {
+  CLI::App* attention_cmd = app.add_subcommand(
+      "attention_backward",
+      "the backward pass of GPT-2's causal self-attention (dqkv, given dout, qkv and att)");
+  llmk::perf::attention_backward::add_options(*attention_cmd, attention);
+  for (CLI::App* cmd : {matmul_cmd, layernorm_cmd, attention_cmd}) {
     cmd->fallthrough();  // the harness's options after the subcommand too
     cmd->footer("llmk-perf's own options (--backend, --repeat, --warmup, --budget, --max-call, "
                 "--threads, --json, --import, --no-check, --no-peers) may come before or after "
@@ -69,9 +76,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     // An operation's options given to the driver with another operation's
     // subcommand (before it, or fallen through from it): refused, not ignored.
-    if (layernorm_cmd->parsed() && !given(*legacy).empty())
-      throw CLI::ValidationError(given(*legacy).front(),
-                                 "is an option of matmul_backward, not of layernorm_backward");
+    for (const CLI::App* cmd : {layernorm_cmd, attention_cmd})
+      if (cmd->parsed() && !given(*legacy).empty())
+        throw CLI::ValidationError(given(*legacy).front(), "is an option of matmul_backward, not of " +
+                                                               cmd->get_name());
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);  // prints the help, or the error
     return rc == 0 ? 0 : 2;
@@ -81,6 +89,8 @@ int main(int argc, char** argv) {
   std::function<int()> run = [&] { return llmk::perf::matmul_backward::run(harness, matmul); };
   if (layernorm_cmd->parsed())
     run = [&] { return llmk::perf::layernorm_backward::run(harness, layernorm); };
+  if (attention_cmd->parsed())
+    run = [&] { return llmk::perf::attention_backward::run(harness, attention); };
 
   std::unique_ptr<Kokkos::ScopeGuard> kokkos;
   try {

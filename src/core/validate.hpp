@@ -20,7 +20,7 @@ struct ArgInfo {
   const void* data;
   std::size_t bytes;          // span in bytes
   int rank;
-  index_t extents[3];
+  index_t extents[4];
   bool contiguous;            // dense row-major: no padding, no strides
   bool is_output;
 };
@@ -28,7 +28,7 @@ struct ArgInfo {
 template <class View>
 ArgInfo arg_info(const char* name, const View& v, bool is_output) {
   ArgInfo a{name, v.data(), v.span() * sizeof(typename View::value_type), int(View::rank),
-            {0, 0, 0}, true, is_output};
+            {0, 0, 0, 0}, true, is_output};
   index_t dense_stride = 1;
   for (int r = int(View::rank) - 1; r >= 0; --r) {
     a.extents[r] = index_t(v.extent(r));
@@ -44,7 +44,7 @@ template <class ExecSpace, bool Const>
 ArgInfo arg_info(const char* name, const TensorRefT<ExecSpace, Const>& t, bool is_output) {
   const std::size_t elem = t.dtype() == DType::f32 ? sizeof(float) : sizeof(bf16);
   return {name, t.data(), std::size_t(t.size()) * elem, t.rank(),
-          {t.extent(0), t.extent(1), t.extent(2)}, t.contiguous(), is_output};
+          {t.extent(0), t.extent(1), t.extent(2), t.extent(3)}, t.contiguous(), is_output};
 }
 
 // Throws unless `a` has exactly `expected` extents; `how` explains where the

@@ -2,7 +2,7 @@
 //
 // TensorRef<ExecSpace> (an output) and ConstTensorRef<ExecSpace> (an input)
 // refer to a dense row-major array of float or llmk::bf16 in ExecSpace's
-// memory. They convert implicitly from a rank-1 to rank-3 Kokkos::View
+// memory. They convert implicitly from a rank-1 to rank-4 Kokkos::View
 // (LayoutRight, or LayoutStride that happens to be dense) whose memory
 // ExecSpace can access, so that the typed views of types.hpp can be passed as
 // before. A default-constructed (or nullptr) reference is "no such argument"
@@ -58,7 +58,8 @@ class TensorRefT {
   TensorRefT() = default;
   TensorRefT(std::nullptr_t) {}
 
-  // A dense row-major array of the given extents (1 to 3 of them).
+  // A dense row-major array of the given extents (1 to 4 of them: rank 4 is
+  // attention's (B, NH, T, T) probabilities).
   TensorRefT(BufferRefT<Const> buffer, std::initializer_list<index_t> extents)
       : data_(buffer.data), dtype_(buffer.dtype), rank_(int(extents.size())) {
     int r = 0;
@@ -68,7 +69,7 @@ class TensorRefT {
   template <class View, class = std::enable_if_t<Kokkos::is_view<View>::value>>
   TensorRefT(const View& v) : data_(v.data()), rank_(int(View::rank)) {
     using T = typename View::non_const_value_type;
-    static_assert(View::rank >= 1 && View::rank <= 3, "llmk takes views of rank 1 to 3");
+    static_assert(View::rank >= 1 && View::rank <= 4, "llmk takes views of rank 1 to 4");
     static_assert(Const || !std::is_const_v<typename View::value_type>,
                   "an output of llmk must be a view of non-const elements");
     static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible,
@@ -92,7 +93,7 @@ class TensorRefT {
       : data_(t.data()),
         dtype_(t.dtype()),
         rank_(t.rank()),
-        extents_{t.extent(0), t.extent(1), t.extent(2)},
+        extents_{t.extent(0), t.extent(1), t.extent(2), t.extent(3)},
         contiguous_(t.contiguous()) {}
 
   pointer data() const { return data_; }
@@ -111,7 +112,7 @@ class TensorRefT {
   pointer data_ = nullptr;
   DType dtype_ = DType::f32;
   int rank_ = 0;
-  index_t extents_[3] = {0, 0, 0};
+  index_t extents_[4] = {0, 0, 0, 0};
   bool contiguous_ = true;
 };
 

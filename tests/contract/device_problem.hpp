@@ -44,7 +44,7 @@ inline void add_test(const std::string& op, const std::string& aspect, const std
 // --- views and pointers ------------------------------------------------------------
 
 // An unmanaged view of `data` with the given element type and extents (1 to
-// 3), as the API's (Const)TensorRef: the conversion a user's typed view goes through.
+// 4), as the API's (Const)TensorRef: the conversion a user's typed view goes through.
 template <class Space>
 llmk::TensorRef<Space> out_view(void* data, llmk::DType dtype, const std::vector<std::int64_t>& e) {
   return dtype == llmk::DType::f32 ? typed_view<Space, float>(data, e)

@@ -190,7 +190,7 @@ using UnmanagedView = Kokkos::View<DataType, Kokkos::LayoutRight, typename Space
                                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 // An unmanaged view of the array's interior, of its element type and the
-// given extents (1 to 3), as the API's TensorRef: the conversion a user's
+// given extents (1 to 4), as the API's TensorRef: the conversion a user's
 // typed view goes through.
 template <class Space, class T>
 llmk::TensorRef<Space> typed_view(void* data, const std::vector<std::int64_t>& e) {
@@ -198,7 +198,8 @@ llmk::TensorRef<Space> typed_view(void* data, const std::vector<std::int64_t>& e
   switch (e.size()) {
     case 1: return UnmanagedView<Space, T*>(p, e[0]);
     case 2: return UnmanagedView<Space, T**>(p, e[0], e[1]);
-    default: return UnmanagedView<Space, T***>(p, e[0], e[1], e[2]);
+    case 3: return UnmanagedView<Space, T***>(p, e[0], e[1], e[2]);
+    default: return UnmanagedView<Space, T****>(p, e[0], e[1], e[2], e[3]);
   }
 }
 template <class Space>
@@ -213,7 +214,8 @@ llmk::ConstTensorRef<Space> typed_const_view(const void* data, const std::vector
   switch (e.size()) {
     case 1: return UnmanagedView<Space, const T*>(p, e[0]);
     case 2: return UnmanagedView<Space, const T**>(p, e[0], e[1]);
-    default: return UnmanagedView<Space, const T***>(p, e[0], e[1], e[2]);
+    case 3: return UnmanagedView<Space, const T***>(p, e[0], e[1], e[2]);
+    default: return UnmanagedView<Space, const T****>(p, e[0], e[1], e[2], e[3]);
   }
 }
 template <class Space>

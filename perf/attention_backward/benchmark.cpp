@@ -1,0 +1,370 @@
+#include "benchmark.hpp"
+
+#include "../harness/copy_peer.hpp"
+#include "../harness/driver.hpp"
+#include "../harness/reference_io.hpp"
+#include "peers.hpp"
+
+#include <llmk/attention_backward.hpp>
+#include <llmk/context.hpp>
+#include <ops/attention_backward/reference/compare.hpp>
+#include <ops/attention_backward/reference/problem.hpp>
+#include <ops/attention_backward/reference/reference.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+
+namespace llmk::perf::attention_backward {
+namespace {
+
+namespace ref = reference::attention;
+
+// Sizes the host problem could not be made of (the library refuses them
+// too, but the problem is made first).
+void check_sizes(const ref::Shape& s) {
+  if (s.NH < 1 || s.C % s.NH != 0)
+    throw std::invalid_argument("--C " + std::to_string(s.C) + " is not a multiple of --NH " +
+                                std::to_string(s.NH) + " (at least 1)");
+  const index_t max = std::numeric_limits<index_t>::max() / 8;
+  const auto fits = [&](double n) { return n < double(max); };
+  if (!fits(double(s.B) * double(s.T) * 3.0 * double(s.C)) ||
+      !fits(double(s.B) * double(s.NH) * double(s.T) * double(s.T)))
+    throw std::invalid_argument("sizes too large: B·T·3C or B·NH·T·T overflows");
+}
+
+ref::Shape shape_of(const Options& opt) { return {"perf", opt.B, opt.T, opt.C, opt.NH}; }
+
+// The bytes a call must move: dout, qkv and att's causal half read, dqkv
+// written (and read when accumulated).
+double bytes_of(const ref::Shape& s, reference::Precision p, bool accumulate) {
+  const double e = p == reference::Precision::bf16 ? 2.0 : 4.0;
+  const double M = double(s.M()), C = double(s.C), T = double(s.T);
+  return e * (M * C + M * 3 * C + double(s.B) * double(s.NH) * T * (T + 1) / 2 +
+              (accumulate ? 2.0 : 1.0) * M * 3 * C);
+}
+
+template <class ExecSpace, class T>
+using Att = Kokkos::View<const T****, Kokkos::LayoutRight, typename ExecSpace::device_type,
+                         Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// The gradient and the inputs of a run in one precision, as row-major
+// matrices: dqkv, qkv (B·T) × 3C, dout (B·T) × C, att (B·NH·T) × T.
+template <class ExecSpace, class E>
+struct Buffers {
+  Matrix<ExecSpace, E> dqkv;
+  ConstMatrix<ExecSpace, E> dout, qkv, att;
+  index_t B = 0, T = 0, C = 0, NH = 1;
+
+  // The same buffers cut to their first b sequences: what the probes run.
+  Buffers first_sequences(index_t b) const {
+    Buffers p = *this;
+    const std::pair<index_t, index_t> rows(0, b * T), att_rows(0, b * NH * T);
+    p.dqkv = Kokkos::subview(dqkv, rows, Kokkos::ALL);
+    p.dout = Kokkos::subview(dout, rows, Kokkos::ALL);
+    p.qkv = Kokkos::subview(qkv, rows, Kokkos::ALL);
+    p.att = Kokkos::subview(att, att_rows, Kokkos::ALL);
+    p.B = b;
+    return p;
+  }
+
+  void call(Context<ExecSpace>& ctx, const AttentionBackwardOptions& options) const {
+    llmk::attention_backward(ctx, dqkv, dout, qkv, Att<ExecSpace, E>(att.data(), B, NH, T, T),
+                             options);
+  }
+
+  PeerArgs peer_args(int threads, const std::string& precision, bool accumulate) const {
+    return {dqkv.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH,
+            precision, accumulate, threads};
+  }
+};
+
+// What a precision's rows will be, decided before anything is allocated.
+struct Planned {
+  std::string name, kind, skip;
+  std::string impl;      // implementation rows: the name passed (maybe "auto")
+  std::string resolved;  // ... and what it is here
+  bool copy = false;     // peer:copy
+  const Peer* peer = nullptr;
+};
+
+template <class ExecSpace>
+std::vector<Planned> plan_rows(reference::Precision p, const std::vector<std::string>& impls,
+                               bool listed, const std::vector<Peer>& peers, bool run_peers) {
+  const std::string pname = reference::precision_name(p);
+  std::vector<Planned> rows;
+  for (const std::string& name : impls) {
+    Planned r;
+    r.name = r.impl = name;
+    r.kind = "impl";
+    try {
+      r.resolved = name == "auto" ? attention_backward_auto_impl<ExecSpace>(pname) : name;
+    } catch (const std::invalid_argument&) {
+      r.skip = "no implementation runs " + pname + " on " + ExecSpace::name();
+    }
+    if (r.skip.empty() && !declares(implementations().info(r.resolved), p))
+      r.skip = "does not run " + pname;
+    if (!r.skip.empty() && !listed) continue;  // --impl all: only what runs
+    rows.push_back(std::move(r));
+  }
+  if (run_peers) {
+    Planned copy;
+    copy.name = "peer:copy";
+    copy.kind = "peer";
+    copy.copy = true;
+    rows.push_back(std::move(copy));
+    for (const Peer& peer : peers) {
+      if (std::find(peer.precisions.begin(), peer.precisions.end(), pname) == peer.precisions.end())
+        continue;
+      Planned r;
+      r.name = "peer:" + peer.name;
+      r.kind = "peer";
+      r.peer = &peer;
+      rows.push_back(std::move(r));
+    }
+  }
+  return rows;
+}
+
+// The rows of one precision: makes its problem and reference, its buffers,
+// runs the rows (run_rows) and frees it all. Returns whether a row failed.
+template <class ExecSpace, class E>
+bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& suite,
+                   reference::Precision p, const std::vector<Planned>& planned,
+                   std::vector<Record>& records) {
+  const ExecSpace& exec = env.exec;
+  Context<ExecSpace>& ctx = env.ctx;
+  const perf::Options& hopt = env.opt;
+  const ref::Shape s = shape_of(opt);
+  const index_t M = s.M(), C = s.C;
+  const std::string pname = reference::precision_name(p);
+  const double bytes = bytes_of(s, p, opt.accumulate);
+
+  Suite group = suite;  // the header's fields; its rows are this precision's
+  const bool computes = std::any_of(planned.begin(), planned.end(),
+                                    [](const Planned& r) { return r.skip.empty() && !r.copy; });
+  std::optional<ref::HostProblem> in;
+  std::optional<std::vector<double>> expected;
+  if (computes) {
+    auto t0 = std::chrono::steady_clock::now();
+    progress(pname + ": inputs and the forward's att ... ", false);
+    in = ref::make_problem(s, 2024, p);
+    progress(seconds_text(seconds_since(t0)));
+    if (hopt.check) {
+      t0 = std::chrono::steady_clock::now();
+      progress(pname + ": float64 reference ... ", false);
+      expected = ref::reference_backward(*in, !opt.accumulate, ref::Masking::Causal, hopt.threads);
+      progress(seconds_text(seconds_since(t0)));
+    }
+  }
+
+  // The buffers every row of this precision works on; dqkv's initial values
+  // kept on the host for the resets. An overwritten dqkv starts as NaN: a
+  // row that reads it fails its check.
+  Buffers<ExecSpace, E> full;
+  std::vector<E> init_dqkv;
+  if (computes) {
+    const Matrix<ExecSpace, E> dout("llmk-perf::dout", M, C), qkv("llmk-perf::qkv", M, 3 * C),
+        att("llmk-perf::att", s.B * s.NH * s.T, s.T);
+    upload(exec, dout, converted<E>(in->dout));
+    upload(exec, qkv, converted<E>(in->qkv));
+    upload(exec, att, converted<E>(in->att));
+    full.dqkv = Matrix<ExecSpace, E>("llmk-perf::dqkv", M, 3 * C);
+    full.dout = dout, full.qkv = qkv, full.att = att;
+    full.B = s.B, full.T = s.T, full.C = s.C, full.NH = s.NH;
+    init_dqkv = opt.accumulate
+                    ? converted<E>(in->dqkv)
+                    : std::vector<E>(in->dqkv.size(), E(std::numeric_limits<float>::quiet_NaN()));
+    in.reset();  // the host inputs are on the device now
+    exec.fence();
+  }
+  auto reset = [&, exec] {
+    upload(exec, full.dqkv, init_dqkv);
+    exec.fence();
+  };
+  const auto h_dqkv = Kokkos::create_mirror_view(full.dqkv);
+  auto verify = [&, exec] {
+    Kokkos::deep_copy(exec, h_dqkv, full.dqkv);
+    exec.fence();
+    return check_result(
+        {compare_output("dqkv", h_dqkv.data(), *expected, 3 * C, ref::tolerance(p))});
+  };
+
+  const int threads = env.threads;
+  for (const Planned& plan : planned) {
+    Row row;
+    row.name = plan.name;
+    row.kind = plan.kind;
+    row.precision = pname;
+    row.skip = plan.skip;
+    if (!row.skip.empty()) {
+      group.rows.push_back(std::move(row));
+      continue;
+    }
+    if (plan.copy) {
+      group.rows.push_back(copy_row(exec, bytes, s.B, pname));
+      continue;
+    }
+    row.bytes = bytes;
+    if (expected) {
+      row.reset = reset;
+      row.verify = verify;
+    }
+    if (!plan.peer) {  // an implementation, from the registry
+      const ImplInfo& info = implementations().info(plan.resolved);
+      AttentionBackwardOptions options;
+      options.impl = plan.impl;
+      options.dqkv_update = opt.accumulate ? Update::accumulate : Update::overwrite;
+      row.run = [&ctx, b = full, options] { b.call(ctx, options); };
+      row.run_part = [&ctx, b = full, options](std::int64_t n) {
+        b.first_sequences(n).call(ctx, options);
+      };
+      if (plan.impl == "auto") row.note = "auto is " + plan.resolved + " here";
+      if (!info.deterministic)
+        row.note += std::string(row.note.empty() ? "" : "; ") + "not bitwise deterministic";
+    } else {
+      const Peer& peer = *plan.peer;
+      const PeerArgs args = full.peer_args(threads, pname, opt.accumulate);
+      row.note = peer.description;
+      row.run = [run = peer.run, args] { run(args); };
+      row.run_part = [run = peer.run, b = full, threads, pname, acc = opt.accumulate](
+                         std::int64_t n) { run(b.first_sequences(n).peer_args(threads, pname, acc)); };
+    }
+    group.rows.push_back(std::move(row));
+  }
+  return run_rows(hopt, exec, env.timer, group, records);
+}
+
+// The harness's driver runs this (driver.hpp).
+class Benchmark {
+ public:
+  explicit Benchmark(const Options& opt) : opt_(opt) {}
+
+  template <class ExecSpace>
+  Suite suite(const perf::Options& hopt) {
+    const ref::Shape s = shape_of(opt_);
+    check_sizes(s);
+    const std::string backend = ExecSpace::name();
+    impls_ = implementations().select(opt_.impls, backend);
+    precisions_ = select_precisions(opt_.precisions, attention_backward_precisions());
+    peers_ = peers_for(backend);
+
+    Suite suite;
+    suite.title = "attention backward";
+    suite.params = {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"NH", s.NH}};
+    char derived[96];
+    std::snprintf(derived, sizeof derived, "HS=%lld, %.4g GFLOP per call on the causal half",
+                  (long long)s.HS(), s.flops() * 1e-9);
+    suite.derived = derived;
+    suite.flops = s.flops();
+    suite.units = s.B;
+    suite.unit_name = "sequence";
+    suite.error_columns = {"dqkv"};
+    suite.flags = {{"accumulate_dqkv", opt_.accumulate}};
+    suite.default_precision = "fp32";
+    suite.gflops_column = true;
+    suite.gbs_column = true;
+    suite.ceiling_label = "copy";
+    suite.vs_column = false;
+    for (reference::Precision p : precisions_) {
+      const std::string name = reference::precision_name(p);
+      suite.precisions.push_back(name);
+      if (!hopt.peers) continue;
+      suite.ceilings.emplace_back(name, "peer:copy");
+      const std::string peer = comparison_peer(backend, name);
+      if (!peer.empty()) {
+        suite.comparisons.emplace_back(name, "peer:" + peer);
+        suite.vs_column = true;
+      }
+    }
+    suite.notes.push_back(std::string("dqkv ") +
+                          (opt_.accumulate ? "accumulated (+=)" : "overwritten (=, the default)") +
+                          "; errors: relative L2 of dqkv against the float64 reference");
+    suite.notes.push_back(
+        "GFLOP/s: the four products on the causal half, 4·B·C·T·(T+1) (a dense implementation "
+        "does about twice that); GB/s: dout, qkv and att's causal half read, dqkv written" +
+        std::string(opt_.accumulate ? " and read" : ""));
+    if (s.M() == 0 || s.C == 0)
+      suite.notes.push_back(
+          "zero-sized problem: every llmk call is a valid no-op; times are the calls' fixed costs");
+    return suite;
+  }
+
+  template <class ExecSpace>
+  bool run_precision(const Env<ExecSpace>& env, const std::string& name, Suite& suite,
+                     std::vector<Record>& records) {
+    reference::Precision p;
+    if (!reference::parse_precision(name, p))
+      throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
+    const std::vector<Planned> planned =
+        plan_rows<ExecSpace>(p, impls_, opt_.impls != "all", peers_, env.opt.peers);
+    if (planned.empty()) {
+      const std::string line = name + ": no implementation or peer runs it on " + ExecSpace::name();
+      progress(line);
+      suite.notes.push_back(line);
+      return false;
+    }
+    return with_types(p, [&](auto types) {
+      using T = decltype(types);
+      return attention_backward::run_precision<ExecSpace, typename T::Act>(env, opt_, suite, p,
+                                                                          planned, records);
+    });
+  }
+
+ private:
+  const Options& opt_;
+  std::vector<std::string> impls_;
+  std::vector<reference::Precision> precisions_;
+  std::vector<Peer> peers_;
+};
+
+}  // namespace
+
+const Implementations& implementations() {
+  static const Implementations impls(
+      attention_backward_impls(), [](auto space, const std::string& name) {
+        return attention_backward_available<typename decltype(space)::type>(name);
+      });
+  return impls;
+}
+
+void add_options(CLI::App& app, Options& opt) {
+  const char* zero = " (0: a valid no-op)";
+  app.add_option("--B", opt.B, std::string("batch size") + zero)
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--T", opt.T, std::string("sequence length") + zero)
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--C", opt.C, std::string("channels, a multiple of --NH") + zero)
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--NH", opt.NH, "heads (HS = C / NH channels each)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--impl", opt.impls, implementations().option_help())
+      ->capture_default_str()
+      ->check(implementations().validator());
+  app.add_option("--precision", opt.precisions,
+                 "comma list of " + join(attention_backward_precisions()) +
+                     ", or 'all': each implementation and peer gets a row for each of them it runs")
+      ->capture_default_str()
+      ->check(list_validator(attention_backward_precisions(), "precision", "PRECISIONS"));
+  app.add_flag("--accumulate-dqkv", opt.accumulate,
+               "dqkv += instead of = (Update::accumulate). Default =: attention_backward "
+               "overwrites dqkv unless told otherwise, as llm.c's backward does; its initial "
+               "values are then NaN, never read");
+}
+
+int run(const perf::Options& harness, const Options& opt) {
+  Benchmark benchmark(opt);
+  return perf::run(harness, benchmark);
+}
+
+}  // namespace llmk::perf::attention_backward

@@ -1,0 +1,184 @@
+// The attention backward's own kernels (ops/attention_backward/ has the
+// operation; llmk/attention_backward.hpp the formulas). Per (b, h), with
+// α = 1/√HS, over the causal part t' ≤ t only:
+//   datt[t, t']    = dout_h[t] · v[t']                       (HS terms)
+//   drow[t]        = Σ_{t' ≤ t} att[t, t'] · datt[t, t']
+//   dpreatt[t, t'] = att[t, t'] · (datt[t, t'] − drow[t])
+//   dq[t]  = α Σ_{t' ≤ t} dpreatt[t, t'] · k[t']
+//   dk[t'] = α Σ_{t ≥ t'} dpreatt[t, t'] · q[t]
+//   dv[t'] =   Σ_{t ≥ t'} att[t, t'] · dout_h[t]
+// Layout (llm.c's): row (b, t) of qkv and dqkv holds 3C values, q, k, v side
+// by side, head h of each at h·HS; row (b, t) of dout holds C; att's row
+// (b, h, t) holds T probabilities, the masked ones (t' > t) never read.
+// Sums in float, one rounding into each output (kernels/update.hpp).
+// Deterministic: every sum is one thread's loop or a team reduction of a
+// fixed shape; no float atomics.
+//
+//  - attention_row_sums_naive, attention_dqkv_naive ("naive"): drow by a
+//    thread per row, then a thread per element of dqkv summing its causal
+//    range, datt recomputed where it is needed (no T × T array);
+//  - attention_masked_copy, attention_softmax_backward ("materialized"): the
+//    T × T steps around the GEMMs, in a float workspace of T × T per (b, h):
+//    att with its masked part as zeros (the GEMM reads whole tiles), and
+//    datt turned into dpreatt in place by a team per row that reads and
+//    computes only the row's causal part;
+//  - attention_widen: a bf16 operand copied to float for the GEMMs (whose
+//    two inputs share one element type, and datt / dpreatt are float).
+#pragma once
+
+#include <kernels/attention_tuning.hpp>
+#include <kernels/update.hpp>
+#include <llmk/types.hpp>
+
+#include <cmath>
+#include <cstdint>
+
+namespace llmk::kernels {
+
+// One call's arguments as raw row-major pointers (llm.c's layout above).
+template <class TIn, class TD>
+struct AttentionArgs {
+  TD* dqkv = nullptr;         // (B·T) × 3C
+  const TIn* dout = nullptr;  // (B·T) × C
+  const TIn* qkv = nullptr;   // (B·T) × 3C
+  const TIn* att = nullptr;   // (B·NH·T) × T
+  index_t B = 0, T = 0, C = 0, NH = 1;
+  float alpha = 1.0f;     // 1/√HS (attention_scale)
+  bool overwrite = true;  // dqkv = (else +=)
+
+  index_t HS() const { return C / NH; }
+};
+
+// α = 1/√HS, rounded once to float.
+inline float attention_scale(const index_t HS) {
+  return HS > 0 ? float(1.0 / std::sqrt(double(HS))) : 1.0f;
+}
+
+// datt[t, u] of head h in sequence b: dout_h[t] · v[u], in order over d.
+template <class TIn>
+KOKKOS_INLINE_FUNCTION float attention_datt(const TIn* dout, const TIn* qkv, const index_t T,
+                                            const index_t C, const index_t HS, const index_t b,
+                                            const index_t h, const index_t t, const index_t u) {
+  const TIn* const g = dout + (b * T + t) * C + h * HS;
+  const TIn* const v = qkv + (b * T + u) * 3 * C + 2 * C + h * HS;
+  float s = 0.0f;
+  for (index_t d = 0; d < HS; ++d) s += to_float(g[d]) * to_float(v[d]);
+  return s;
+}
+
+// "naive", first pass: drow[(b·NH + h)·T + t] for every row, a thread each.
+template <class ExecSpace, class TIn, class TD>
+void attention_row_sums_naive(const ExecSpace& exec, const AttentionArgs<TIn, TD>& a,
+                              float* const drow) {
+  const index_t T = a.T, C = a.C, NH = a.NH, HS = a.HS();
+  const TIn* const dout = a.dout;
+  const TIn* const qkv = a.qkv;
+  const TIn* const att = a.att;
+  Kokkos::parallel_for(
+      "llmk::attention_row_sums_naive", Range<ExecSpace>(exec, 0, a.B * NH * T),
+      KOKKOS_LAMBDA(const index_t r) {
+        const index_t t = r % T, h = r / T % NH, b = r / T / NH;
+        const TIn* const p = att + r * T;
+        float s = 0.0f;
+        for (index_t u = 0; u <= t; ++u)
+          s += to_float(p[u]) * attention_datt(dout, qkv, T, C, HS, b, h, t, u);
+        drow[r] = s;
+      });
+}
+
+// "naive", second pass: each element of dqkv by a thread (consecutive
+// threads on consecutive channels), its causal range summed in order.
+template <class ExecSpace, class TIn, class TD>
+void attention_dqkv_naive(const ExecSpace& exec, const AttentionArgs<TIn, TD>& a,
+                          const float* const drow) {
+  const index_t T = a.T, C = a.C, NH = a.NH, HS = a.HS();
+  TD* const dqkv = a.dqkv;
+  const TIn* const dout = a.dout;
+  const TIn* const qkv = a.qkv;
+  const TIn* const att = a.att;
+  const float alpha = a.alpha;
+  const bool overwrite = a.overwrite;
+  Kokkos::parallel_for(
+      "llmk::attention_dqkv_naive", Range<ExecSpace>(exec, 0, a.B * T * 3 * C),
+      KOKKOS_LAMBDA(const index_t i) {
+        const index_t row = i / (3 * C), part = i % (3 * C) / C, c = i % C;
+        const index_t b = row / T, t = row % T, h = c / HS, d = c % HS;
+        const index_t head = (b * NH + h) * T;  // att's and drow's first row of (b, h)
+        float s = 0.0f;
+        if (part == 0) {  // dq[t]: the keys u ≤ t
+          for (index_t u = 0; u <= t; ++u) {
+            const float datt = attention_datt(dout, qkv, T, C, HS, b, h, t, u);
+            const float dpre = to_float(att[(head + t) * T + u]) * (datt - drow[head + t]);
+            s += dpre * to_float(qkv[(b * T + u) * 3 * C + C + c]);
+          }
+          s *= alpha;
+        } else if (part == 1) {  // dk[t]: the queries u ≥ t
+          for (index_t u = t; u < T; ++u) {
+            const float datt = attention_datt(dout, qkv, T, C, HS, b, h, u, t);
+            const float dpre = to_float(att[(head + u) * T + t]) * (datt - drow[head + u]);
+            s += dpre * to_float(qkv[(b * T + u) * 3 * C + c]);
+          }
+          s *= alpha;
+        } else {  // dv[t]: the queries u ≥ t
+          for (index_t u = t; u < T; ++u)
+            s += to_float(att[(head + u) * T + t]) * to_float(dout[(b * T + u) * C + c]);
+        }
+        update(dqkv[i], s, overwrite);
+      });
+}
+
+// "materialized": ws (rows × T floats, a row per (b, h, t)) ⟵ att with its
+// masked part (t' > t) as zeros; the masked part of att is not read.
+template <class ExecSpace, class TIn>
+void attention_masked_copy(const ExecSpace& exec, const TIn* const att, float* const ws,
+                           const index_t rows, const index_t T) {
+  Kokkos::parallel_for(
+      "llmk::attention_masked_copy", Range<ExecSpace>(exec, 0, rows * T),
+      KOKKOS_LAMBDA(const index_t i) {
+        const index_t t = i / T % T, u = i % T;
+        ws[i] = u <= t ? to_float(att[i]) : 0.0f;
+      });
+}
+
+// "materialized": datt (in ws, rows × T floats) ⟵ dpreatt in place, a team
+// per row (b, h, t): drow by a team reduction over the causal part, then
+// dpreatt there and zeros over the masked part (the GEMMs after it read
+// whole rows). att's and datt's masked parts are not read.
+template <class ExecSpace, class TIn>
+void attention_softmax_backward(const ExecSpace& exec, const TIn* const att, float* const ws,
+                                const index_t rows, const index_t T) {
+  using Tuning = AttentionTuning<ExecSpace>;
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
+  using Member = typename Policy::member_type;
+  if (rows == 0) return;
+  // Kokkos 3 counts a league in int: teams beyond it take rows in turn.
+  const index_t league = rows < index_t(INT32_MAX) ? rows : index_t(INT32_MAX);
+  Kokkos::parallel_for(
+      "llmk::attention_softmax_backward",
+      Policy(exec, league, Tuning::softmax_team_size, 1), KOKKOS_LAMBDA(const Member& team) {
+        for (index_t r = team.league_rank(); r < rows; r += league) {
+          const index_t t = r % T;
+          const TIn* const p = att + r * T;
+          float* const w = ws + r * T;
+          float drow = 0.0f;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(team, t + 1),
+              [&](const index_t u, float& s) { s += to_float(p[u]) * w[u]; }, drow);
+          team.team_barrier();  // every datt read before any is overwritten
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, T), [&](const index_t u) {
+            w[u] = u <= t ? to_float(p[u]) * (w[u] - drow) : 0.0f;
+          });
+        }
+      });
+}
+
+// out[i] = in[i] as float, i < n.
+template <class ExecSpace, class TIn>
+void attention_widen(const ExecSpace& exec, const TIn* const in, float* const out,
+                     const index_t n) {
+  Kokkos::parallel_for(
+      "llmk::attention_widen", Range<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(const index_t i) { out[i] = to_float(in[i]); });
+}
+
+}  // namespace llmk::kernels

@@ -1,0 +1,123 @@
+// llmk: the backward pass of GPT-2's causal self-attention, given the
+// forward's probabilities.
+//
+// Forward, for reference: qkv (B, T, 3C) holds q, k, v side by side along
+// its last extent ([0, C), [C, 2C), [2C, 3C)), each viewed as NH heads of
+// HS = C / NH channels (head h: channels [h·HS, (h+1)·HS)). Per (b, h):
+//   preatt = q·kᵀ / √HS, with the causal mask (key t' > query t is −∞)
+//   att    = softmax(preatt) per row                      (B, NH, T, T)
+//   out    = att·v, the heads merged back to (B, T, C)
+//
+// Backward (this call): given dout (B, T, C), qkv and att, per (b, h), with
+// α = 1/√HS and only the causal part (t' ≤ t) of the T × T matrices:
+//   dv      = attᵀ · dout_h
+//   datt    = dout_h · vᵀ
+//   dpreatt = att ⊙ (datt − rowsum(datt ⊙ att))
+//   dq      = α · dpreatt · k
+//   dk      = α · dpreattᵀ · q
+// written into dqkv (B, T, 3C) in qkv's layout (dq, dk, dv side by side).
+//
+// !! dqkv is OVERWRITTEN by default (options.dqkv_update = Update::overwrite,
+// !! never read: it may hold NaN), unlike matmul_backward's and
+// !! layernorm_backward's outputs, which accumulate by default. qkv's
+// !! gradient is a fresh buffer in llm.c's backward. Update::accumulate adds
+// !! to it (+=) instead.
+//
+// att's strictly upper triangle (t' > t, the masked keys) is never read: it
+// may hold anything, NaN included (llm.c's forward writes zeros there, its
+// CUDA softmax leaves it as it was).
+//
+// Element types, one of these configurations (llmk::bf16: bf16.hpp):
+//   "fp32"  everything float
+//   "bf16"  dout, qkv, att and dqkv bf16 (llm.c's training)
+// Sums accumulate in float and stay float between the steps (datt, dpreatt
+// are float whatever the inputs); each element of dqkv is rounded once into
+// its type. options.math: only Math::fp32 (TF32 comes with the cuBLAS paths).
+//
+// NaN and Inf in an input reach at least the elements of dqkv that depend on
+// it through the causal part; an implementation that multiplies the masked
+// part's zeros (a dense GEMM over T) may carry them further within the same
+// (b, h) and channel (0 · NaN is NaN). Finite inputs give the same results
+// either way.
+//
+// Deterministic where an implementation's info says so (all of llmk's): no
+// float atomics, every sum in a fixed order.
+//
+// The contract is matmul_backward's (llmk/matmul_backward.hpp): a call either
+// completes or throws before it touches any output (std::invalid_argument
+// naming the argument for bad input, std::runtime_error for a call that cannot
+// run), contexts, threads and streams alike. Zero-sized B, T or C are valid
+// no-ops; NH must be ≥ 1 and divide C.
+//
+// (The later "recompute" variant, flash-attention's backward, will never hold
+// T × T: it takes the forward's output and per-row log-sum-exp (B, NH, T)
+// instead of att, through entry points of its own beside these.)
+#pragma once
+
+#include <llmk/context.hpp>
+#include <llmk/operation.hpp>
+#include <llmk/tensor_ref.hpp>
+#include <llmk/types.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmk {
+
+struct AttentionBackwardOptions {
+  // An implementation's name (attention_backward_impls()), or "auto".
+  std::string impl = "auto";
+  Math math = Math::fp32;
+  // OVERWRITE by default (see above): dqkv = the gradient, never read.
+  Update dqkv_update = Update::overwrite;
+};
+
+using AttentionBackwardImplInfo = ImplInfo;
+
+// Every implementation llmk knows, compiled into this build or not, in the
+// order "auto" prefers them.
+const std::vector<AttentionBackwardImplInfo>& attention_backward_impls();
+// The precision configurations: "fp32", "bf16".
+const std::vector<std::string>& attention_backward_precisions();
+// Whether `impl` ("auto" included) is compiled in and runs on ExecSpace.
+template <class ExecSpace>
+bool attention_backward_available(std::string_view impl);
+// The implementation that "auto" stands for on ExecSpace, for a precision and
+// math mode.
+template <class ExecSpace>
+std::string attention_backward_auto_impl(std::string_view precision = "fp32",
+                                         Math math = Math::fp32);
+// Bytes of workspace a call with these sizes needs (Context::use_workspace).
+// "materialized" holds B·NH·T·T floats (datt, then dpreatt).
+template <class ExecSpace>
+std::size_t attention_backward_workspace_bytes(index_t B, index_t T, index_t C, index_t NH,
+                                               const AttentionBackwardOptions& options = {},
+                                               std::string_view precision = "fp32");
+
+// Views (or TensorRefs): dqkv and qkv of rank 3 (B, T, 3C) or rank 2
+// (B·T, 3C), dout (B, T, C) or (B·T, C) with the same rank; att of rank 4,
+// (B, NH, T, T), which gives B, NH and T (a rank-2 call's rows are B·T).
+template <class ExecSpace>
+void attention_backward(Context<ExecSpace>& ctx, const Out<ExecSpace>& dqkv,
+                        const In<ExecSpace>& dout, const In<ExecSpace>& qkv,
+                        const In<ExecSpace>& att, const AttentionBackwardOptions& options = {});
+
+// Raw pointers in ExecSpace's memory, row-major as llm.c's buffers: dqkv and
+// qkv B·T·3C elements, dout B·T·C, att B·NH·T·T.
+template <class ExecSpace>
+void attention_backward(Context<ExecSpace>& ctx, BufferRef dqkv, ConstBufferRef dout,
+                        ConstBufferRef qkv, ConstBufferRef att, index_t B, index_t T, index_t C,
+                        index_t NH, const AttentionBackwardOptions& options = {});
+
+// The same two on an execution-space instance, with its implicit context.
+template <class ExecSpace>
+void attention_backward(const ExecSpace& exec, const Out<ExecSpace>& dqkv,
+                        const In<ExecSpace>& dout, const In<ExecSpace>& qkv,
+                        const In<ExecSpace>& att, const AttentionBackwardOptions& options = {});
+template <class ExecSpace>
+void attention_backward(const ExecSpace& exec, BufferRef dqkv, ConstBufferRef dout,
+                        ConstBufferRef qkv, ConstBufferRef att, index_t B, index_t T, index_t C,
+                        index_t NH, const AttentionBackwardOptions& options = {});
+
+}  // namespace llmk

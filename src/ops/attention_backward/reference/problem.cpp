@@ -1,0 +1,116 @@
+#include <ops/attention_backward/reference/problem.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <stdexcept>
+
+namespace llmk::reference::attention {
+namespace {
+
+void check(const Shape& s, Precision precision) {
+  if (precision != Precision::fp32 && precision != Precision::bf16)
+    throw std::invalid_argument(std::string("llmk::reference::attention: ") +
+                                precision_name(precision) +
+                                " is not a precision of attention_backward (fp32, bf16)");
+  if (s.B < 0 || s.T < 0 || s.C < 0 || s.NH < 1 || s.C % s.NH != 0)
+    throw std::invalid_argument("llmk::reference::attention: shape " + s.name +
+                                " needs B, T, C >= 0, NH >= 1 and C a multiple of NH");
+}
+
+}  // namespace
+
+double Shape::flops() const { return 4.0 * double(B) * double(C) * double(T) * double(T + 1); }
+
+const std::vector<Shape>& test_shapes() {
+  static const std::vector<Shape> shapes = {
+      // One position: att = 1, so dpreatt = 1·(datt − datt) = 0 and dq = dk =
+      // 0 exactly, dv = dout.
+      {"T1", 2, 1, 8, 2},
+      {"NH1", 2, 7, 5, 1},   // one head (HS = C = 5): head offsets all 0
+      {"odd", 3, 5, 6, 2},   // small, HS = 3
+      // HS = 13: not a multiple of a tile, a pack (4 floats, 8 bf16) or a
+      // micro-tile's columns; T = 37 not of a tile's rows.
+      {"HS13", 1, 37, 39, 3},
+      {"gpt2_heads", 1, 16, 768, 12},  // GPT-2's heads: NH = 12 of HS = 64
+      // T past one 128-row tile (host and GPU tiles): two tiles along each
+      // T, the second of 2 rows; three, the last of one row.
+      {"T130", 1, 130, 24, 2},
+      {"T257", 1, 257, 16, 4},
+  };
+  return shapes;
+}
+
+const std::vector<Shape>& empty_shapes() {
+  static const std::vector<Shape> shapes = {
+      {"B0", 0, 4, 6, 2},  // no sequences: att has no elements either
+      {"T0", 2, 0, 6, 2},  // sequences of no positions
+      {"C0", 2, 3, 0, 2},  // no channels (HS = 0): att has elements, dqkv none
+  };
+  return shapes;
+}
+
+std::vector<Shape> gpt2_shapes() {
+  return {{"gpt2_124M_T1024", 1, 1024, 768, 12}, {"gpt2_124M_B8", 8, 1024, 768, 12}};
+}
+
+HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision precision) {
+  check(s, precision);
+  HostProblem p;
+  p.shape = s;
+  p.precision = precision;
+  const std::size_t B = std::size_t(s.B), T = std::size_t(s.T), C = std::size_t(s.C),
+                    NH = std::size_t(s.NH), HS = std::size_t(s.HS());
+  p.qkv.resize(B * T * 3 * C);
+  p.dout.resize(B * T * C);
+  p.dqkv.resize(B * T * 3 * C);
+  p.att.resize(B * NH * T * T);
+  std::vector<float> masked(p.att.size());
+  // A different stream per array, so no two arrays hold the same values.
+  std::vector<float>* arrays[] = {&p.qkv, &p.dout, &p.dqkv, &masked};
+  for (std::uint32_t i = 0; i < 4; ++i) fill_random(*arrays[i], seed * 16 + i);
+  for (std::size_t row = 0; row < B * T; ++row)
+    for (std::size_t c = 0; c < C; ++c) p.qkv[row * 3 * C + c] *= 4.0f;  // q
+  const bool bf16 = precision == Precision::bf16;
+  const auto round_all = [](std::vector<float>& v) {
+    for (float& x : v) x = round_to_bf16(x);
+  };
+  if (bf16) {
+    for (std::vector<float>* v : {&p.qkv, &p.dout, &p.dqkv, &masked}) round_all(*v);
+  }
+  // The forward's att from the (rounded) q and k: each row's softmax over
+  // its causal part in double (the largest logit subtracted), then rounded.
+  const double scale = HS > 0 ? 1.0 / std::sqrt(double(HS)) : 1.0;
+  std::vector<double> logit(T);
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < NH; ++h)
+      for (std::size_t t = 0; t < T; ++t) {
+        const float* q = p.qkv.data() + (b * T + t) * 3 * C + h * HS;
+        double most = -std::numeric_limits<double>::infinity();
+        for (std::size_t u = 0; u <= t; ++u) {
+          const float* k = p.qkv.data() + (b * T + u) * 3 * C + C + h * HS;
+          double dot = 0.0;
+          for (std::size_t d = 0; d < HS; ++d) dot += double(q[d]) * double(k[d]);
+          logit[u] = dot * scale;
+          most = std::max(most, logit[u]);
+        }
+        double sum = 0.0;
+        for (std::size_t u = 0; u <= t; ++u) sum += std::exp(logit[u] - most);
+        const std::size_t row = ((b * NH + h) * T + t) * T;
+        for (std::size_t u = 0; u < T; ++u) {
+          const float a = u <= t ? float(std::exp(logit[u] - most) / sum) : masked[row + u];
+          p.att[row + u] = bf16 ? round_to_bf16(a) : a;
+        }
+      }
+  return p;
+}
+
+HostProblem with_masked_nan(HostProblem p) {
+  const std::size_t T = std::size_t(p.shape.T);
+  for (std::size_t i = 0; i < p.att.size(); ++i)
+    if (i % T > i / T % T) p.att[i] = std::numeric_limits<float>::quiet_NaN();
+  return p;
+}
+
+}  // namespace llmk::reference::attention

@@ -1,0 +1,13 @@
+// llmk::attention_backward on two backends, the same problems
+// (tests/contract/backends.hpp): OpenMP against Serial, Cuda against OpenMP,
+// within the sum of the two sides' tolerances ("materialized"'s GEMMs split K
+// by a host's thread count, so not bit for bit).
+#include "contract/backends.hpp"
+#include "support/attention_adapter.hpp"
+
+namespace {
+
+[[maybe_unused]] const bool registered =
+    (llmk_test::contract::register_backend_pairs<llmk_test::AttentionBackwardContract>(), true);
+
+}  // namespace

@@ -1,0 +1,91 @@
+// llmk::attention_backward's suite in the per-space binary (LLMK_TEST_SPACE):
+// the contract tests every operation passes (tests/contract/), instantiated
+// with its adapter (support/attention_adapter.hpp), named
+// "attention_backward/<aspect>.<case>"; and attention's own:
+//   MaskedNeverRead  att's masked part (t' > t) all NaN: the results are
+//                    finite, within the tolerance of the reference, and (for
+//                    deterministic implementations) bitwise those of the
+//                    same problem with finite garbage there, through every
+//                    entry, dqkv accumulated and overwritten
+//   OnePosition      T = 1: att = 1, so dq and dk are exactly 0 and dv is
+//                    exactly dout (overwritten), in every precision
+// (Bad arguments on the host: test_attention_bad_inputs.cpp, in the
+// validation binary; the reference itself: test_attention_reference.cpp.)
+#include "contract/all.hpp"
+#include "support/attention_adapter.hpp"
+
+#ifndef LLMK_TEST_SPACE
+#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
+#endif
+
+namespace {
+
+using Space = Kokkos::LLMK_TEST_SPACE;
+using Op = llmk_test::AttentionBackwardContract;
+using namespace llmk_test;
+using namespace llmk_test::contract;
+namespace at = llmk::reference::attention;
+
+// One call of a problem through an entry, its outputs (inputs checked bitwise
+// untouched, guard bands too).
+Outputs run(const Op::Problem& p, const std::string& impl, bool overwrite, Entry entry) {
+  const DeviceProblem<Op, Space> d(p);
+  d.call(entry, Op::options(impl, p.precision, {overwrite}));
+  Outputs r;
+  EXPECT_TRUE(d.download(p, r));
+  return r;
+}
+
+void check_masked_never_read(const ImplPrecision& ip) {
+  const ImplCatalog cat = Op::catalog<Space>();
+  const bool bitwise = promises_bitwise_repeatable(cat, ip.impl, ip.precision);
+  for (const at::Shape shape : {at::Shape{"odd", 3, 5, 6, 2}, at::Shape{"T130", 1, 130, 24, 2}}) {
+    const Op::Problem clean = Op::make(shape, 31, ip.precision);
+    const Op::Problem nan = at::with_masked_nan(clean);
+    const std::vector<ArgSpec> specs = Op::args(shape, ip.precision);
+    int i = 0;
+    for (const bool overwrite : {false, true}) {
+      const Entry entry = Entry(i++ % 3);
+      SCOPED_TRACE(shape.name + (overwrite ? ", overwrite" : ", accumulate") + ", entry " +
+                   entry_test_name(entry));
+      const Outputs r = run(nan, ip.impl, overwrite, entry);
+      // The reference of the clean problem: it never reads the masked part,
+      // so every element is finite and must come back so.
+      expect_matches_reference<Op>(specs, r, Op::reference(clean, {overwrite}), ip.precision,
+                                   promises_rounding_once(cat, ip.impl, ip.precision));
+      if (bitwise)
+        EXPECT_TRUE(bitwise_equal(specs, r, run(clean, ip.impl, overwrite, entry)))
+            << "the masked part's values changed the results";
+    }
+  }
+}
+
+void check_one_position(const ImplPrecision& ip) {
+  const at::Shape shape{"T1", 3, 1, 12, 3};
+  const Op::Problem p = poisoned<Op>(Op::make(shape, 17, ip.precision), {true});
+  for (const Entry entry : {Entry::Rank2Views, Entry::Rank3Views, Entry::RawPointers}) {
+    SCOPED_TRACE(entry_test_name(entry));
+    const Outputs r = run(p, ip.impl, true, entry);
+    ASSERT_EQ(r.size(), 1u);
+    const std::int64_t C = shape.C;
+    for (std::int64_t b = 0; b < shape.B; ++b)
+      for (std::int64_t c = 0; c < 3 * C; ++c) {
+        // att[b, h, 0, 0] = 1 exactly: dv = dout, dq = dk = α·1·(datt − datt)·… = 0.
+        const float expected = c < 2 * C ? 0.0f : p.dout[std::size_t(b * C + c - 2 * C)];
+        ASSERT_EQ(r[0][std::size_t(b * 3 * C + c)], expected) << "sequence " << b << ", column " << c;
+      }
+  }
+}
+
+[[maybe_unused]] const bool registered = [] {
+  register_space_tests<Op, Space>();
+  for (const ImplPrecision& ip : impl_precisions_of<Op, Space>()) {
+    add_test(Op::name(), "MaskedNeverRead", case_name(ip), case_description(ip),
+             [=] { check_masked_never_read(ip); });
+    add_test(Op::name(), "OnePosition", case_name(ip), case_description(ip),
+             [=] { check_one_position(ip); });
+  }
+  return true;
+}();
+
+}  // namespace

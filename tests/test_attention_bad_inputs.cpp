@@ -1,0 +1,77 @@
+// llmk::attention_backward's bad inputs, on the default host execution space
+// (argument checks run on the host before any kernel, whatever the space):
+// the contract's (tests/contract/bad_inputs.hpp) with its adapter, and its
+// own (attention_backward/Heads.*): C not a multiple of NH, NH = 0 and att's
+// last two extents unequal, each refused naming what is wrong, through the
+// views and the raw pointers, every array bitwise as it was.
+#include "contract/bad_inputs.hpp"
+#include "support/attention_adapter.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using Host = Kokkos::DefaultHostExecutionSpace;
+using Op = llmk_test::AttentionBackwardContract;
+using namespace llmk_test;
+using namespace llmk_test::contract;
+
+// The bad-input problem (B 2, T 3, C 15, NH 5) with dout, qkv and dqkv of
+// C = 16 channels (and C = 16 given to the raw entry): 16 channels do not
+// split into att's 5 heads.
+void check_c_not_multiple_of_nh(Entry entry) {
+  for_both_updates<Op, Host>(Op::bad_input_shape(), Precision::fp32, [&](BadCall<Op, Host>& bad) {
+    const std::int64_t B = 2, T = 3, C = 16;
+    bad.entry = entry;
+    bad.dims()[2] = C;
+    const std::vector<std::pair<Op::Arg, std::int64_t>> widths = {
+        {Op::dqkv, 3 * C}, {Op::qkv, 3 * C}, {Op::dout, C}};
+    for (const auto& [arg, width] : widths) {
+      ArgSpec& s = bad.specs()[arg];
+      s.rank2 = {B * T, width};
+      s.rank3 = {B, T, width};
+      bad.replace(arg, B * T * width, llmk::DType::f32);
+    }
+    bad.expect_refused({"C = 16", "not a multiple of NH = 5"});
+  });
+}
+
+// NH = 0: through views an att of extents (2, 0, 3, 3), through raw pointers NH = 0.
+void check_no_heads(Entry entry) {
+  for_both_updates<Op, Host>(Op::bad_input_shape(), Precision::fp32, [&](BadCall<Op, Host>& bad) {
+    bad.entry = entry;
+    if (entry == Entry::RawPointers) {
+      bad.dims()[3] = 0;
+    } else {
+      ArgSpec& att = bad.specs()[Op::att];
+      att.rank2 = att.rank3 = {2, 0, 3, 3};
+    }
+    bad.expect_refused({"NH = 0", "at least one head"});
+  });
+}
+
+// att (B, NH, T, T + 1): not a T × T matrix per head.
+void check_att_not_square() {
+  for_both_updates<Op, Host>(Op::bad_input_shape(), Precision::fp32, [&](BadCall<Op, Host>& bad) {
+    ArgSpec& att = bad.specs()[Op::att];
+    att.rank2 = att.rank3 = {2, 5, 3, 4};
+    bad.replace(Op::att, 2 * 5 * 3 * 4, llmk::DType::f32);
+    bad.expect_refused({"'att'", "(2, 5, 3, 4)", "(2, 5, 3, 3)"});
+  });
+}
+
+[[maybe_unused]] const bool registered = [] {
+  register_bad_input_tests<Op, Host>();
+  for (const Entry entry : {Entry::Rank2Views, Entry::Rank3Views, Entry::RawPointers}) {
+    add_test(Op::name(), "Heads", std::string("CNotMultipleOfNH_") + entry_test_name(entry),
+             "C = 16, NH = 5", [=] { check_c_not_multiple_of_nh(entry); });
+    add_test(Op::name(), "Heads", std::string("NoHeads_") + entry_test_name(entry), "NH = 0",
+             [=] { check_no_heads(entry); });
+  }
+  add_test(Op::name(), "Heads", "AttNotSquare", "att (2, 5, 3, 4)", [] { check_att_not_square(); });
+  return true;
+}();
+
+}  // namespace
