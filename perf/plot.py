@@ -146,6 +146,8 @@ def bar_rows(records, precision, metric):
     for r in records:
         if precision_of(r) != precision or is_ceiling_row(r) and metric == "gbs":
             continue
+        if value(r, metric) is None and not r.get("skipped") and r.get("ms_median") is not None:
+            continue  # timed, but not in this metric (attention's peer:copy in TFLOP/s)
         name = r["impl"] + ("*" if r.get("imported") else "")
         peer = r.get("kind") == "peer" or r["impl"].startswith("peer:")
         color = TORCH_COLOR if "pytorch" in r["impl"] else PEER_COLOR if peer else IMPL_COLOR
@@ -202,7 +204,7 @@ def draw_bars(spec, out, metric=None, given_ceiling=None, title=None):
         ys = list(range(len(rows)))[::-1]
         ax.barh(ys, [v or 0 for _, v, _ in rows], color=[c for _, _, c in rows], height=0.7)
         for y, (_, v, _) in zip(ys, rows):
-            text = "skipped" if v is None else f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+            text = "skipped" if v is None else f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
             ax.text((v or 0) + top * 0.005, y, text, va="center", fontsize=7,
                     color="#555" if v is None else "black")
         ax.set_yticks(ys)
