@@ -81,7 +81,6 @@ void cublas_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
   static_assert(std::is_same_v<ExecSpace, Kokkos::Cuda>, "cuBLAS runs on Kokkos::Cuda only");
   using TIn = typename P::in;
   using TD = typename P::dqkv;
-  using TW = TIn;  // W: att (masked), then dpreatt
   const Sizes s = p.sizes();
   const auto& a = p.args;
   const index_t T = s.T, C = s.C, HS = C / s.NH;
@@ -90,9 +89,13 @@ void cublas_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
   // workspace, every GEMM's checks.
   const auto& handle = call.ctx.template resource<backends::CublasHandle>();
   const std::size_t tt = Cublas::tt_elements(s);
-  TW* const w = call.workspace.template take<TW>(tt);
-  float* const scores = Cublas::float_inputs<P> ? reinterpret_cast<float*>(w)
-                                                : call.workspace.template take<float>(tt);
+  float* const scores = call.workspace.template take<float>(tt);  // S
+  TIn* const masked = call.workspace.template take<TIn>(tt);      // A
+  TIn* dpre = nullptr;                                            // P
+  if constexpr (Cublas::float_inputs<P>)
+    dpre = scores;
+  else
+    dpre = call.workspace.template take<TIn>(tt);
   const cb::Compute compute = Cublas::float_inputs<P> && call.options.math == Math::tf32
                                   ? cb::Compute::tf32
                                   : cb::Compute::fp32;
@@ -100,35 +103,33 @@ void cublas_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
   const TIn* const q = a.qkv;
   const TIn* const k = a.qkv + C;
   const TIn* const v = a.qkv + 2 * C;
-  std::vector<cb::GemmEx> dv, datt, dq, dk;
+  std::vector<cb::GemmEx> datt, dv, dq, dk;
   for (index_t outer = 0; outer < bt.launches; ++outer) {
-    cb::Gemm g = product("dv", bt, T, HS, T, cb::Op::T, cb::Op::N, 1.0f, beta, compute);
-    g.a = tt_input<TW>(w, bt, outer);
-    g.b = head_input(a.dout, bt, outer, C);
-    g.d = head_output(a.dqkv + 2 * C, bt, outer, 3 * C);
-    dv.emplace_back(g);
-    g = product("datt", bt, T, T, HS, cb::Op::N, cb::Op::T, 1.0f, 0.0f, compute);
+    cb::Gemm g = product("datt", bt, T, T, HS, cb::Op::N, cb::Op::T, 1.0f, 0.0f, compute);
     g.a = head_input(a.dout, bt, outer, C);
     g.b = head_input(v, bt, outer, 3 * C);
     g.d = tt_output(scores, bt, outer);
     datt.emplace_back(g);
+    g = product("dv", bt, T, HS, T, cb::Op::T, cb::Op::N, 1.0f, beta, compute);
+    g.a = tt_input<TIn>(masked, bt, outer);
+    g.b = head_input(a.dout, bt, outer, C);
+    g.d = head_output(a.dqkv + 2 * C, bt, outer, 3 * C);
+    dv.emplace_back(g);
     g = product("dq", bt, T, HS, T, cb::Op::N, cb::Op::N, a.alpha, beta, compute);
-    g.a = tt_input<TW>(w, bt, outer);
+    g.a = tt_input<TIn>(dpre, bt, outer);
     g.b = head_input(k, bt, outer, 3 * C);
     g.d = head_output(a.dqkv, bt, outer, 3 * C);
     dq.emplace_back(g);
     g = product("dk", bt, T, HS, T, cb::Op::T, cb::Op::N, a.alpha, beta, compute);
-    g.a = tt_input<TW>(w, bt, outer);
+    g.a = tt_input<TIn>(dpre, bt, outer);
     g.b = head_input(q, bt, outer, 3 * C);
     g.d = head_output(a.dqkv + C, bt, outer, 3 * C);
     dk.emplace_back(g);
   }
 
-  const index_t rows = s.M * s.NH * T;
-  kernels::attention_masked_copy(call.exec, a.att, w, rows, T);
-  for (const cb::GemmEx& g : dv) g.launch(handle);
   for (const cb::GemmEx& g : datt) g.launch(handle);
-  kernels::attention_softmax_backward(call.exec, a.att, scores, w, rows, T);
+  kernels::attention_softmax_backward(call.exec, a.att, scores, dpre, s.M * s.NH * T, T, masked);
+  for (const cb::GemmEx& g : dv) g.launch(handle);
   for (const cb::GemmEx& g : dq) g.launch(handle);
   for (const cb::GemmEx& g : dk) g.launch(handle);
 }

@@ -127,54 +127,104 @@ void attention_dqkv_naive(const ExecSpace& exec, const AttentionArgs<TIn, TD>& a
       });
 }
 
-// "materialized", "cublas": w (rows × T, a row per (b, h, t), float or the
-// inputs' type) ⟵ att with its masked part (t' > t) as zeros; the masked
-// part of att is not read.
-template <class ExecSpace, class TIn, class TW>
-void attention_masked_copy(const ExecSpace& exec, const TIn* const att, TW* const w,
-                           const index_t rows, const index_t T) {
-  Kokkos::parallel_for(
-      "llmk::attention_masked_copy", Range<ExecSpace>(exec, 0, rows * T),
-      KOKKOS_LAMBDA(const index_t i) {
-        const index_t t = i / T % T, u = i % T;
-        w[i] = u <= t ? from_float<TW>(to_float(att[i])) : from_float<TW>(0.0f);
-      });
-}
-
-// "materialized", "cublas": dpreatt ⟵ att ⊙ (datt − drow), a team per row
-// (b, h, t): drow by a team reduction over the causal part, then dpreatt
-// there and zeros over the masked part (the GEMMs after it read whole rows).
-// datt (float, rows × T) and dpreatt (float or the inputs' type) may be the
-// same array (in place: each element is read before the team writes it).
-// att's and datt's masked parts are not read.
-template <class ExecSpace, class TIn, class TW>
-void attention_softmax_backward(const ExecSpace& exec, const TIn* const att,
-                                const float* const datt, TW* const dpreatt, const index_t rows,
-                                const index_t T) {
+// The T × T steps run a row (b, h, t) per vector of lanes (a warp on Cuda:
+// its sums by shuffles, no shared memory or barrier), Tuning::rows_per_team
+// rows in a team. Column indices are int (T < 2³¹: the entry checks NH·T·T).
+// A first version (a team of 128 threads per row; the masked copy over a
+// flat index with 64-bit divisions per element) made "cublas" take 1.64 ms a
+// call at B 8, T 1024 in bf16 on the H200, where cuBLAS's four products
+// alone take 0.33 ms (perf/dev/tiled_bench.cpp).
+// row_body: a functor (a struct: nvcc's extended lambdas cannot be captured
+// by another one; that jumped to address 0 on the host) called as
+// row_body(team, r) by the row's lanes.
+template <class ExecSpace, class F>
+void attention_for_rows(const char* label, const ExecSpace& exec, const index_t rows,
+                        const F& row_body) {
   using Tuning = AttentionTuning<ExecSpace>;
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   using Member = typename Policy::member_type;
   if (rows == 0) return;
+  constexpr int per_team = Tuning::rows_per_team;
+  const index_t teams = (rows + per_team - 1) / per_team;
   // Kokkos 3 counts a league in int: teams beyond it take rows in turn.
-  const index_t league = rows < index_t(INT32_MAX) ? rows : index_t(INT32_MAX);
+  const index_t league = teams < index_t(INT32_MAX) ? teams : index_t(INT32_MAX);
   Kokkos::parallel_for(
-      "llmk::attention_softmax_backward",
-      Policy(exec, league, Tuning::softmax_team_size, 1), KOKKOS_LAMBDA(const Member& team) {
-        for (index_t r = team.league_rank(); r < rows; r += league) {
-          const index_t t = r % T;
-          const TIn* const p = att + r * T;
-          const float* const g = datt + r * T;
-          TW* const w = dpreatt + r * T;
-          float drow = 0.0f;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(team, t + 1),
-              [&](const index_t u, float& s) { s += to_float(p[u]) * g[u]; }, drow);
-          team.team_barrier();  // every datt read before any is overwritten
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, T), [&](const index_t u) {
-            w[u] = from_float<TW>(u <= t ? to_float(p[u]) * (g[u] - drow) : 0.0f);
+      label, Policy(exec, league, per_team, Tuning::vector_length),
+      KOKKOS_LAMBDA(const Member& team) {
+        for (index_t g = team.league_rank(); g < teams; g += league)
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, per_team), [&](const int j) {
+            const index_t r = g * per_team + j;
+            if (r < rows) row_body(team, r);
           });
-        }
       });
+}
+
+// A row of attention_masked_copy (below).
+template <class TIn, class TW>
+struct AttentionMaskedCopyRow {
+  const TIn* att;
+  TW* w;
+  index_t T;
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team, const index_t r) const {
+    const int t = int(r % T);
+    const TIn* const p = att + r * T;
+    TW* const o = w + r * T;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, int(T)), [&](const int u) {
+      o[u] = from_float<TW>(u <= t ? to_float(p[u]) : 0.0f);
+    });
+  }
+};
+
+// "materialized": w (rows × T, a row per (b, h, t)) ⟵ att with its masked
+// part (t' > t) as zeros; the masked part of att is not read.
+template <class ExecSpace, class TIn, class TW>
+void attention_masked_copy(const ExecSpace& exec, const TIn* const att, TW* const w,
+                           const index_t rows, const index_t T) {
+  attention_for_rows("llmk::attention_masked_copy", exec, rows,
+                     AttentionMaskedCopyRow<TIn, TW>{att, w, T});
+}
+
+// A row of attention_softmax_backward (below).
+template <class TIn, class TP, class TW>
+struct AttentionSoftmaxBackwardRow {
+  const TIn* att;
+  const float* datt;
+  TP* dpreatt;
+  TW* att_copy;
+  index_t T;
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team, const index_t r) const {
+    const int t = int(r % T);
+    const TIn* const p = att + r * T;
+    const float* const g = datt + r * T;
+    TP* const o = dpreatt + r * T;
+    TW* const c = att_copy ? att_copy + r * T : nullptr;
+    float drow = 0.0f;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, t + 1),
+        [&](const int u, float& sum) { sum += to_float(p[u]) * g[u]; }, drow);
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, int(T)), [&](const int u) {
+      const float a = u <= t ? to_float(p[u]) : 0.0f;
+      o[u] = from_float<TP>(u <= t ? a * (g[u] - drow) : 0.0f);
+      if (c) c[u] = from_float<TW>(a);
+    });
+  }
+};
+
+// "materialized", "cublas": dpreatt ⟵ att ⊙ (datt − drow) per row (b, h, t),
+// drow = Σ att·datt over the causal part, zeros over the masked part (the
+// GEMMs after it read whole rows); and, where att_copy is not null, att with
+// its masked part as zeros there too (the dv product's input). datt (float,
+// rows × T) and dpreatt (float or the inputs' type) may be the same array:
+// each element is read (the reduction is over) before its lane writes it.
+// att's and datt's masked parts are not read.
+template <class ExecSpace, class TIn, class TP, class TW = TP>
+void attention_softmax_backward(const ExecSpace& exec, const TIn* const att,
+                                const float* const datt, TP* const dpreatt, const index_t rows,
+                                const index_t T, TW* const att_copy = nullptr) {
+  attention_for_rows("llmk::attention_softmax_backward", exec, rows,
+                     AttentionSoftmaxBackwardRow<TIn, TP, TW>{att, datt, dpreatt, att_copy, T});
 }
 
 // out[i] = in[i] as float, i < n.

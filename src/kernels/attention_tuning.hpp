@@ -8,18 +8,21 @@
 
 namespace llmk::kernels {
 
-// Hosts: a row of the softmax backward is one thread's loop.
+// The T × T steps (attention_for_rows): rows_per_team rows of
+// vector_length lanes each. Hosts: a row is one thread's loop.
 template <class ExecSpace>
 struct AttentionTuning {
-  static constexpr int softmax_team_size = 1;
+  static constexpr int rows_per_team = 1;
+  static constexpr int vector_length = 1;
 };
 
 #ifdef KOKKOS_ENABLE_CUDA
-// Cuda: 4 warps per row of up to T elements (GPT-2's T = 1024: 8 each per
-// thread). Not measured yet.
+// Cuda: a warp per row (GPT-2's T = 1024: 32 elements a lane), 8 rows (256
+// threads) a team.
 template <>
 struct AttentionTuning<Kokkos::Cuda> {
-  static constexpr int softmax_team_size = 128;
+  static constexpr int rows_per_team = 8;
+  static constexpr int vector_length = 32;
 };
 #endif
 

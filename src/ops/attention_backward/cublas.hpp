@@ -5,16 +5,14 @@
 // dout's and dqkv's rows: no permuted copies. A batch of one launch is every
 // head of one sequence (stride HS) or one head of every sequence (stride
 // T·3C), whichever makes fewer launches (min(B, NH) per product). The T × T
-// steps between them are kernels/attention_backward.hpp's, as in
-// "materialized":
-//   1. W ⟵ att, its masked part zeros       (att's masked part is never read)
-//   2. dv ⟵ Wᵀ · dout_h                      (W: att's type)
-//   3. S ⟵ datt = dout_h · vᵀ                (float)
-//   4. W ⟵ dpreatt = att ⊙ (S − drow)       (a team per row, causal part)
-//   5. dq ⟵ α · W · k,  6. dk ⟵ α · Wᵀ · q
-// In "fp32" W and S are one float array (the steps in place); "bf16" takes
-// a bf16 W (cuBLAS's bf16 GEMMs need both inputs bf16: dpreatt is rounded
-// to bf16 once, as llm.c's) and a float S. Options.math = Math::tf32 runs the
+// steps between them are kernels/attention_backward.hpp's:
+//   1. S ⟵ datt = dout_h · vᵀ                     (float)
+//   2. P ⟵ dpreatt = att ⊙ (S − drow), and A ⟵ att with its masked part
+//      zeros, in one pass (a warp per row; att's masked part is never read)
+//   3. dv ⟵ Aᵀ · dout_h,  dq ⟵ α · P · k,  dk ⟵ α · Pᵀ · q
+// In "fp32" P is S (in place) and A a second float array; "bf16" takes bf16
+// A and P (cuBLAS's bf16 GEMMs need both inputs bf16: dpreatt is rounded to
+// bf16 once, as llm.c's) beside the float S. Options.math = Math::tf32 runs the
 // fp32 products on TF32 tensor cores. Declared here in every build (Ginkgo's
 // way), defined in backends/cublas/attention_backward_cublas.cpp, compiled
 // only with cuBLAS (LLMK_HAVE_CUBLAS). No CUDA header here.
@@ -52,12 +50,9 @@ struct Cublas : ImplDefaults {
 
   template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
-    if constexpr (float_inputs<P>) {
-      size.add<float>(tt_elements(s));  // W = S
-    } else {
-      size.add<typename P::in>(tt_elements(s));  // W
-      size.add<float>(tt_elements(s));           // S
-    }
+    size.add<float>(tt_elements(s));  // S (and P in fp32)
+    size.add<typename P::in>(tt_elements(s));  // A
+    if constexpr (!float_inputs<P>) size.add<typename P::in>(tt_elements(s));  // P
   }
 
   template <class ExecSpace, class P>
