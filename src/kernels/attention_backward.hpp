@@ -27,6 +27,7 @@
 #pragma once
 
 #include <kernels/attention_tuning.hpp>
+#include <kernels/pack.hpp>
 #include <kernels/update.hpp>
 #include <llmk/types.hpp>
 
@@ -185,9 +186,62 @@ void attention_masked_copy(const ExecSpace& exec, const TIn* const att, TW* cons
                      AttentionMaskedCopyRow<TIn, TW>{att, w, T});
 }
 
-// A row of attention_softmax_backward (below).
-template <class TIn, class TP, class TW>
+// A row of attention_softmax_backward (below), V consecutive elements a
+// lane: V = 1, or packs of V (one 16- or 8-byte load or store per array)
+// where T is a multiple of V and every array is aligned to its pack. A pack
+// that straddles t loads masked elements too; they are selected away, never
+// used in arithmetic (a NaN there changes nothing).
+template <class TIn, class TP, class TW, int V>
 struct AttentionSoftmaxBackwardRow {
+  const TIn* att;
+  const float* datt;
+  TP* dpreatt;
+  TW* att_copy;
+  index_t T;
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team, const index_t r) const {
+    using PA = PackOfSize<TIn, V>;
+    using PG = PackOfSize<float, V>;
+    using PO = PackOfSize<TP, V>;
+    using PC = PackOfSize<TW, V>;
+    const int t = int(r % T);
+    const TIn* const p = att + r * T;
+    const float* const g = datt + r * T;
+    TP* const o = dpreatt + r * T;
+    TW* const c = att_copy ? att_copy + r * T : nullptr;
+    const int causal_packs = t / V + 1;  // the packs holding some u ≤ t
+    float drow = 0.0f;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, causal_packs),
+        [&](const int k, float& sum) {
+          const PA pa = load_pack<PA>(p + k * V);
+          const PG pg = load_pack<PG>(g + k * V);
+          for (int j = 0; j < V; ++j)
+            if (k * V + j <= t) sum += pa.get(j) * pg.get(j);
+        },
+        drow);
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, int(T) / V), [&](const int k) {
+      PO out{};
+      PC copy{};
+      if (k < causal_packs) {
+        const PA pa = load_pack<PA>(p + k * V);
+        const PG pg = load_pack<PG>(g + k * V);
+        for (int j = 0; j < V; ++j) {
+          const bool causal = k * V + j <= t;
+          const float a = causal ? pa.get(j) : 0.0f;
+          out.set(j, causal ? a * (pg.get(j) - drow) : 0.0f);
+          copy.set(j, a);
+        }
+      }
+      store_pack(o + k * V, out);
+      if (c) store_pack(c + k * V, copy);
+    });
+  }
+};
+
+// The scalar row (V = 1): any T, any alignment.
+template <class TIn, class TP, class TW>
+struct AttentionSoftmaxBackwardRow<TIn, TP, TW, 1> {
   const TIn* att;
   const float* datt;
   TP* dpreatt;
@@ -212,6 +266,11 @@ struct AttentionSoftmaxBackwardRow {
   }
 };
 
+template <int V, class T>
+bool attention_pack_aligned(const T* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % (V * sizeof(T)) == 0;
+}
+
 // "materialized", "cublas": dpreatt ⟵ att ⊙ (datt − drow) per row (b, h, t),
 // drow = Σ att·datt over the causal part, zeros over the masked part (the
 // GEMMs after it read whole rows); and, where att_copy is not null, att with
@@ -223,8 +282,16 @@ template <class ExecSpace, class TIn, class TP, class TW = TP>
 void attention_softmax_backward(const ExecSpace& exec, const TIn* const att,
                                 const float* const datt, TP* const dpreatt, const index_t rows,
                                 const index_t T, TW* const att_copy = nullptr) {
-  attention_for_rows("llmk::attention_softmax_backward", exec, rows,
-                     AttentionSoftmaxBackwardRow<TIn, TP, TW>{att, datt, dpreatt, att_copy, T});
+  constexpr int V = AttentionTuning<ExecSpace>::softmax_pack;
+  const bool packed = V > 1 && T % V == 0 && attention_pack_aligned<V>(att) &&
+                      attention_pack_aligned<V>(datt) && attention_pack_aligned<V>(dpreatt) &&
+                      (!att_copy || attention_pack_aligned<V>(att_copy));
+  if (packed)
+    attention_for_rows("llmk::attention_softmax_backward", exec, rows,
+                       AttentionSoftmaxBackwardRow<TIn, TP, TW, V>{att, datt, dpreatt, att_copy, T});
+  else
+    attention_for_rows("llmk::attention_softmax_backward", exec, rows,
+                       AttentionSoftmaxBackwardRow<TIn, TP, TW, 1>{att, datt, dpreatt, att_copy, T});
 }
 
 // out[i] = in[i] as float, i < n.

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <kernels/layernorm_backward.hpp>
+#include <kernels/pack.hpp>
 #include <kernels/static_for.hpp>
 
 #include <cstdint>
@@ -83,39 +84,6 @@ namespace llmk::kernels {
 struct LayernormRowsPlan {
   int warps_per_row = 0;
   LayernormPlan blocks;
-};
-
-// A pack: Bytes (8 or 16) of float or bf16 as 32-bit words, element u as a
-// float (get) or set from one (rounded once). bf16 elements stay two to a
-// word: as an array of bf16, nvcc kept each in a 32-bit register of its
-// own (255 registers and a stack frame for 4 packs a lane).
-template <class T, int Bytes>
-struct alignas(Bytes) PackOf {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, bf16>, "float or bf16");
-  static_assert(Bytes == 8 || Bytes == 16, "8- or 16-byte packs");
-  static constexpr int size = int(Bytes / sizeof(T));
-  std::uint32_t word[Bytes / 4];
-
-  KOKKOS_INLINE_FUNCTION float get(const int u) const {
-    std::uint32_t bits;
-    if constexpr (std::is_same_v<T, bf16>) {
-      bits = u % 2 == 0 ? word[u / 2] << 16 : word[u / 2] & 0xffff0000u;
-    } else {
-      bits = word[u];
-    }
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  }
-  KOKKOS_INLINE_FUNCTION void set(const int u, const float f) {
-    if constexpr (std::is_same_v<T, bf16>) {
-      const std::uint32_t b = bf16(f).bits;
-      std::uint32_t& w = word[u / 2];
-      w = u % 2 == 0 ? (w & 0xffff0000u) | b : (w & 0x0000ffffu) | (b << 16);
-    } else {
-      std::memcpy(&word[u], &f, sizeof f);
-    }
-  }
 };
 
 // The rows kernel's pack of T under a tuning.
