@@ -61,7 +61,7 @@ std::vector<E> stored(std::vector<float>& v) {
 
 template <class E>
 Matrix<E> upload(const std::vector<E>& v, i64 rows, i64 cols, const char* name) {
-  Matrix<E> d(name, rows, cols);
+  Matrix<E> d(std::string(name), rows, cols);
   Kokkos::View<const E**, Kokkos::LayoutRight, Kokkos::HostSpace,
                Kokkos::MemoryTraits<Kokkos::Unmanaged>>
       h(v.data(), rows, cols);

@@ -119,9 +119,9 @@ FlashTiles flash_tiles(int owned, int streamed, index_t HS, int acc_tiles) {
 
 // What both kernels share: the layout of their scratch, loading rows into
 // it, and a tile's P and dS.
-template <class ExecSpace, class TIn, class TD>
+template <class ExecSpace, class TIn, class TD, class Tuning_>
 struct FlashCommon {
-  using Tuning = FlashAttentionTuning<ExecSpace>;
+  using Tuning = Tuning_;
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   using Member = typename Policy::member_type;
   using Scratch = Kokkos::View<float*, typename ExecSpace::scratch_memory_space,
@@ -265,9 +265,9 @@ struct FlashCommon {
 
 // dk and dv: a team per block of keys [k0, k0 + nk) of one (b, h), over the
 // query blocks that hold a query ≥ k0 (the first block's among them).
-template <class ExecSpace, class TIn, class TD>
-struct FlashDkDv : FlashCommon<ExecSpace, TIn, TD> {
-  using Base = FlashCommon<ExecSpace, TIn, TD>;
+template <class ExecSpace, class TIn, class TD, class Tuning_ = FlashAttentionTuning<ExecSpace>>
+struct FlashDkDv : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
+  using Base = FlashCommon<ExecSpace, TIn, TD, Tuning_>;
   using typename Base::Member;
   using typename Base::Tuning;
   using Base::a;
@@ -351,9 +351,9 @@ struct FlashDkDv : FlashCommon<ExecSpace, TIn, TD> {
 
 // dq: a team per block of queries [q0, q0 + nq) of one (b, h), over the key
 // blocks that hold a key ≤ q0 + nq − 1.
-template <class ExecSpace, class TIn, class TD>
-struct FlashDq : FlashCommon<ExecSpace, TIn, TD> {
-  using Base = FlashCommon<ExecSpace, TIn, TD>;
+template <class ExecSpace, class TIn, class TD, class Tuning_ = FlashAttentionTuning<ExecSpace>>
+struct FlashDq : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
+  using Base = FlashCommon<ExecSpace, TIn, TD, Tuning_>;
   using typename Base::Member;
   using typename Base::Tuning;
   using Base::a;
@@ -426,12 +426,13 @@ struct FlashDq : FlashCommon<ExecSpace, TIn, TD> {
 };
 
 // The whole backward after D: dk and dv, then dq (the order is free: they
-// write disjoint parts of dqkv).
-template <class ExecSpace, class TIn, class TD>
+// write disjoint parts of dqkv). Tuning: the space's, or a test's
+// (tests/test_attention_flash_tiles.cpp runs others on every space).
+template <class ExecSpace, class TIn, class TD, class Tuning = FlashAttentionTuning<ExecSpace>>
 void attention_flash_backward(const ExecSpace& exec, const FlashAttentionArgs<TIn, TD>& a,
                               const float* const D) {
-  FlashDkDv<ExecSpace, TIn, TD>(a, D).run(exec);
-  FlashDq<ExecSpace, TIn, TD>(a, D).run(exec);
+  FlashDkDv<ExecSpace, TIn, TD, Tuning>(a, D).run(exec);
+  FlashDq<ExecSpace, TIn, TD, Tuning>(a, D).run(exec);
 }
 
 }  // namespace llmk::kernels
