@@ -1,12 +1,13 @@
 // The recompute backward's kernels (kernels/attention_flash.hpp) run
 // directly with tunings other than the space's, so that every space's CI
 // covers what only another space's tuning would reach: on a host, the GPU's
-// loops (a thread per accumulator element, channels_inner = false), blocks
-// that do not divide T or each other, a scratch budget that halves the
+// loops (micro-tiles of pairs and of accumulator elements, channels_inner =
+// false; 2 × 2, and 3 × 2 that divide nothing), blocks that do not divide T
+// or each other, the Cuda tuning's blocks, a scratch budget that halves the
 // blocks, one that sends the tiles to scratch level 1; on Cuda, the same
 // with its team of 128 threads. Each against reference_backward_recompute
 // within recompute_tolerance, dqkv poisoned and overwritten (and once
-// accumulated). Named "attention_flash/Tiles.<tuning>_<shape>".
+// accumulated), and once with NaN inputs (NaN exactly where the reference's). Named "attention_flash/Tiles.<tuning>_<shape>".
 #include "contract/device_problem.hpp"
 #include "support/compare.hpp"
 
@@ -18,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -34,7 +36,8 @@ using llmk::reference::Precision;
 // Host spaces' teams have one thread; Cuda's the shipped 128.
 constexpr int kTeam = llmk_test::is_host_space<Space> ? 1 : 128;
 
-template <int Owned, int Streamed, bool ChannelsInner, std::size_t Budget = std::size_t(1) << 20>
+template <int Owned, int Streamed, bool ChannelsInner, std::size_t Budget = std::size_t(1) << 20,
+          int Micro = 2, int MicroCols = 2>
 struct TestTuning {
   static constexpr int team_size = kTeam;
   static constexpr int dkdv_keys = Owned, dkdv_queries = Streamed;
@@ -42,6 +45,8 @@ struct TestTuning {
   static constexpr int scratch_level = 0;
   static constexpr std::size_t scratch_bytes = Budget;
   static constexpr bool channels_inner = ChannelsInner;
+  static constexpr int score_rows = Micro, score_cols = MicroCols;
+  static constexpr int acc_rows = MicroCols, acc_cols = Micro;
 };
 
 template <class E>
@@ -56,9 +61,27 @@ Vector<E> upload(const std::vector<float>& v, const char* name) {
   return d;
 }
 
+// NaN in q, dout and out of the middle position of sequence 0, head 0, and
+// in k and v of the next: the
+// results NaN exactly where the causal reference's are (the masked pairs'
+// zeros must not be summed: 0 · NaN).
+void plant_nan(at::HostProblem& p) {
+  const at::Shape& s = p.shape;
+  const std::size_t t = std::size_t(s.T / 2);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  p.qkv[t * std::size_t(3 * s.C)] = nan;
+  p.dout[t * std::size_t(s.C) + 1 % std::size_t(s.HS())] = nan;
+  p.out[t * std::size_t(s.C)] = nan;
+  if (t + 1 < std::size_t(s.T)) {  // k and v of the next position
+    p.qkv[(t + 1) * std::size_t(3 * s.C) + std::size_t(s.C)] = nan;
+    p.qkv[(t + 1) * std::size_t(3 * s.C) + std::size_t(2 * s.C) + 1] = nan;
+  }
+}
+
 template <class Tuning, class E>
-void check(const at::Shape& shape, Precision precision, bool overwrite) {
+void check(const at::Shape& shape, Precision precision, bool overwrite, bool nan = false) {
   at::HostProblem p = at::make_problem(shape, 77, precision);
+  if (nan) plant_nan(p);
   if (overwrite) llmk_test::contract::poison(p.dqkv);
   const Vector<E> dqkv = upload<E>(p.dqkv, "dqkv"), dout = upload<E>(p.dout, "dout"),
                   qkv = upload<E>(p.qkv, "qkv"), out = upload<E>(p.out, "out");
@@ -96,6 +119,7 @@ void add(const std::string& tuning) {
                                     check<Tuning, float>(s, Precision::fp32, true);
                                     check<Tuning, float>(s, Precision::fp32, false);
                                     check<Tuning, llmk::bf16>(s, Precision::bf16, true);
+                                    check<Tuning, float>(s, Precision::fp32, true, true);
                                   });
   }
 }
@@ -103,7 +127,9 @@ void add(const std::string& tuning) {
 [[maybe_unused]] const bool registered = [] {
   add<TestTuning<32, 16, false>>("gpu_loops");
   add<TestTuning<5, 3, true>>("odd_blocks");
-  add<TestTuning<7, 2, false>>("odd_blocks_gpu_loops");
+  // Micro-tiles of 3 × 2 (and 2 × 3) that divide neither the blocks nor HS.
+  add<TestTuning<7, 5, false, std::size_t(1) << 20, 3, 2>>("odd_blocks_gpu_loops");
+  add<TestTuning<16, 32, false>>("cuda_blocks");
   // 8 KiB: the 64-row blocks halve (streamed first) until they fit.
   add<TestTuning<64, 64, true, 8 * 1024>>("halved");
   // 64 bytes: not even one row each: level 1 scratch.

@@ -209,6 +209,28 @@ struct FlashCommon {
                                      const float* g, const float* k, const float* v,
                                      const index_t q0, const index_t nq, const index_t k0,
                                      const index_t nk) const {
+    if (Tuning::channels_inner)
+      scores_by_pairs(team, t, q, g, k, v, q0, nq, k0, nk);
+    else
+      scores_by_micro_tiles(team, t, q, g, k, v, q0, nq, k0, nk);
+  }
+
+  // P[i, j] and dS[i, j] of a causal pair from its sums s = q_i·k_j and
+  // dp = dout_h[i]·v_j; 0 at a masked pair.
+  KOKKOS_INLINE_FUNCTION void store_pair(const Tiles& t, const index_t i, const index_t j,
+                                         const index_t nk, const bool causal, const float s,
+                                         const float dp) const {
+    const float p = causal ? compat::exp(a.alpha * s - t.lse[i]) : 0.0f;
+    t.P[i * nk + j] = p;
+    t.dS[i * nk + j] = causal ? p * (dp - t.D[i]) : 0.0f;
+  }
+
+  // Hosts: a pair at a time, its two dot products in one loop the compiler
+  // vectorizes (omp simd).
+  KOKKOS_INLINE_FUNCTION void scores_by_pairs(const Member& team, const Tiles& t, const float* q,
+                                              const float* g, const float* k, const float* v,
+                                              const index_t q0, const index_t nq,
+                                              const index_t k0, const index_t nk) const {
     const index_t ld = tiles.ld, hs = HS;
     const float alpha = a.alpha;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nq * nk), [&](const index_t e) {
@@ -230,6 +252,56 @@ struct FlashCommon {
       }
       t.P[e] = p;
       t.dS[e] = ds;
+    });
+  }
+
+  // GPUs: a thread per micro-tile of RI queries × RJ keys (score_rows ×
+  // score_cols), the queries ib + a·IB and keys jb + b·JB (consecutive
+  // threads on consecutive keys: rows ld apart, distinct banks; one query
+  // row, a broadcast): per channel 2(RI + RJ) loads for 2·RI·RJ
+  // multiply-adds, where a thread per pair makes 4 for 2. Rows past the
+  // tile read its last row and are not stored. The sums run over the
+  // channels in order, as scores_by_pairs' without simd.
+  KOKKOS_INLINE_FUNCTION void scores_by_micro_tiles(const Member& team, const Tiles& t,
+                                                    const float* q, const float* g,
+                                                    const float* k, const float* v,
+                                                    const index_t q0, const index_t nq,
+                                                    const index_t k0, const index_t nk) const {
+    constexpr int RI = Tuning::score_rows, RJ = Tuning::score_cols;
+    const index_t ld = tiles.ld, hs = HS;
+    const index_t IB = (nq + RI - 1) / RI, JB = (nk + RJ - 1) / RJ;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, IB * JB), [&](const index_t e) {
+      const index_t ib = e / JB, jb = e % JB;
+      const float* qi[RI];
+      const float* gi[RI];
+      const float* kj[RJ];
+      const float* vj[RJ];
+      for (int x = 0; x < RI; ++x) {
+        const index_t i = ib + x * IB < nq ? ib + x * IB : nq - 1;
+        qi[x] = q + i * ld, gi[x] = g + i * ld;
+      }
+      for (int y = 0; y < RJ; ++y) {
+        const index_t j = jb + y * JB < nk ? jb + y * JB : nk - 1;
+        kj[y] = k + j * ld, vj[y] = v + j * ld;
+      }
+      float s[RI][RJ], dp[RI][RJ];
+      for (int x = 0; x < RI; ++x)
+        for (int y = 0; y < RJ; ++y) s[x][y] = dp[x][y] = 0.0f;
+      for (index_t d = 0; d < hs; ++d) {
+        float qd[RI], gd[RI], kd[RJ], vd[RJ];
+        for (int x = 0; x < RI; ++x) qd[x] = qi[x][d], gd[x] = gi[x][d];
+        for (int y = 0; y < RJ; ++y) kd[y] = kj[y][d], vd[y] = vj[y][d];
+        for (int x = 0; x < RI; ++x)
+          for (int y = 0; y < RJ; ++y) {
+            s[x][y] += qd[x] * kd[y];
+            dp[x][y] += gd[x] * vd[y];
+          }
+      }
+      for (int x = 0; x < RI; ++x)
+        for (int y = 0; y < RJ; ++y) {
+          const index_t i = ib + x * IB, j = jb + y * JB;
+          if (i < nq && j < nk) store_pair(t, i, j, nk, k0 + j <= q0 + i, s[x][y], dp[x][y]);
+        }
     });
   }
 
@@ -328,17 +400,7 @@ struct FlashDkDv : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
             }
           });
         } else {
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nk * hs), [&](const index_t e) {
-            const index_t j = e / hs, d = e % hs;
-            const index_t first = k0 + j - q0 > 0 ? k0 + j - q0 : 0;
-            float sv = dv[j * ld + d], sk = dk[j * ld + d];
-            for (index_t i = first; i < nq; ++i) {
-              sv += t.P[i * nk + j] * g[i * ld + d];
-              sk += t.dS[i * nk + j] * q[i * ld + d];
-            }
-            dv[j * ld + d] = sv;
-            dk[j * ld + d] = sk;
-          });
+          add_key_terms(team, t, dk, dv, q, g, q0, nq, k0, nk);
         }
         team.team_barrier();
       }
@@ -346,6 +408,59 @@ struct FlashDkDv : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
       this->write_rows(team, dv, 2, 1.0f, b, h, k0, nk);
       team.team_barrier();  // the accumulators read before the next block's zeros
     }
+  }
+
+  // GPUs: dv[j] += Σ_i P[i, j]·dout_h[i], dk[j] += Σ_i dS[i, j]·q[i] by a
+  // thread per micro-tile of RJ keys × RD channels (acc_rows × acc_cols):
+  // keys jb + y·JB, channels db + c·DB (consecutive threads on consecutive
+  // channels: the rows' reads coalesce in banks, P and dS broadcast); per
+  // query 2(RJ + RD) loads for 2·RJ·RD multiply-adds. Each key's sum over
+  // its causal queries i ≥ k0 + j − q0 in increasing i, from its stored
+  // value, as in the host loops.
+  KOKKOS_INLINE_FUNCTION void add_key_terms(const Member& team, const typename Base::Tiles& t,
+                                            float* dk, float* dv, const float* q, const float* g,
+                                            const index_t q0, const index_t nq, const index_t k0,
+                                            const index_t nk) const {
+    constexpr int RJ = Tuning::acc_rows, RD = Tuning::acc_cols;
+    const index_t ld = tiles.ld, hs = HS;
+    const index_t JB = (nk + RJ - 1) / RJ, DB = (hs + RD - 1) / RD;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, JB * DB), [&](const index_t e) {
+      const index_t jb = e / DB, db = e % DB;
+      index_t j[RJ], d[RD], first[RJ];
+      bool live[RJ][RD];
+      float sv[RJ][RD], sk[RJ][RD];
+      index_t start = nq;
+      for (int y = 0; y < RJ; ++y) {
+        j[y] = jb + y * JB < nk ? jb + y * JB : nk - 1;
+        first[y] = k0 + j[y] - q0 > 0 ? k0 + j[y] - q0 : 0;
+        start = first[y] < start ? first[y] : start;
+      }
+      for (int c = 0; c < RD; ++c) d[c] = db + c * DB < hs ? db + c * DB : hs - 1;
+      for (int y = 0; y < RJ; ++y)
+        for (int c = 0; c < RD; ++c) {
+          live[y][c] = jb + y * JB < nk && db + c * DB < hs;
+          sv[y][c] = dv[j[y] * ld + d[c]];
+          sk[y][c] = dk[j[y] * ld + d[c]];
+        }
+      for (index_t i = start; i < nq; ++i) {
+        float gd[RD], qd[RD];
+        for (int c = 0; c < RD; ++c) gd[c] = g[i * ld + d[c]], qd[c] = q[i * ld + d[c]];
+        for (int y = 0; y < RJ; ++y) {
+          if (i < first[y]) continue;
+          const float p = t.P[i * nk + j[y]], ds = t.dS[i * nk + j[y]];
+          for (int c = 0; c < RD; ++c) {
+            sv[y][c] += p * gd[c];
+            sk[y][c] += ds * qd[c];
+          }
+        }
+      }
+      for (int y = 0; y < RJ; ++y)
+        for (int c = 0; c < RD; ++c)
+          if (live[y][c]) {
+            dv[j[y] * ld + d[c]] = sv[y][c];
+            dk[j[y] * ld + d[c]] = sk[y][c];
+          }
+    });
   }
 };
 
@@ -409,19 +524,56 @@ struct FlashDq : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
             }
           });
         } else {
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nq * hs), [&](const index_t e) {
-            const index_t i = e / hs, d = e % hs;
-            const index_t end = q0 + i - k0 + 1 < nk ? q0 + i - k0 + 1 : nk;
-            float s = dq[i * ld + d];
-            for (index_t j = 0; j < end; ++j) s += t.dS[i * nk + j] * k[j * ld + d];
-            dq[i * ld + d] = s;
-          });
+          add_query_terms(team, t, dq, k, q0, nq, k0, nk);
         }
         team.team_barrier();
       }
       this->write_rows(team, dq, 0, a.alpha, b, h, q0, nq);
       team.team_barrier();
     }
+  }
+
+  // GPUs: dq[i] += Σ_j dS[i, j]·k[j] by a thread per micro-tile of RI
+  // queries × RD channels (acc_rows × acc_cols), laid out as add_key_terms'
+  // (per key RI + RD loads for RI·RD multiply-adds); each query's sum over
+  // its causal keys j ≤ q0 + i − k0 in increasing j.
+  KOKKOS_INLINE_FUNCTION void add_query_terms(const Member& team, const typename Base::Tiles& t,
+                                              float* dq, const float* k, const index_t q0,
+                                              const index_t nq, const index_t k0,
+                                              const index_t nk) const {
+    constexpr int RI = Tuning::acc_rows, RD = Tuning::acc_cols;
+    const index_t ld = tiles.ld, hs = HS;
+    const index_t IB = (nq + RI - 1) / RI, DB = (hs + RD - 1) / RD;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, IB * DB), [&](const index_t e) {
+      const index_t ib = e / DB, db = e % DB;
+      index_t i[RI], d[RD], end[RI];
+      bool live[RI][RD];
+      float s[RI][RD];
+      index_t stop = 0;
+      for (int x = 0; x < RI; ++x) {
+        i[x] = ib + x * IB < nq ? ib + x * IB : nq - 1;
+        end[x] = q0 + i[x] - k0 + 1 < nk ? q0 + i[x] - k0 + 1 : nk;
+        stop = end[x] > stop ? end[x] : stop;
+      }
+      for (int c = 0; c < RD; ++c) d[c] = db + c * DB < hs ? db + c * DB : hs - 1;
+      for (int x = 0; x < RI; ++x)
+        for (int c = 0; c < RD; ++c) {
+          live[x][c] = ib + x * IB < nq && db + c * DB < hs;
+          s[x][c] = dq[i[x] * ld + d[c]];
+        }
+      for (index_t j = 0; j < stop; ++j) {
+        float kd[RD];
+        for (int c = 0; c < RD; ++c) kd[c] = k[j * ld + d[c]];
+        for (int x = 0; x < RI; ++x) {
+          if (j >= end[x]) continue;
+          const float ds = t.dS[i[x] * nk + j];
+          for (int c = 0; c < RD; ++c) s[x][c] += ds * kd[c];
+        }
+      }
+      for (int x = 0; x < RI; ++x)
+        for (int c = 0; c < RD; ++c)
+          if (live[x][c]) dq[i[x] * ld + d[c]] = s[x][c];
+    });
   }
 };
 

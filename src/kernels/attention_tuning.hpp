@@ -20,10 +20,12 @@ struct AttentionTuning {
 // dkdv_keys keys and streams dkdv_queries queries a step, FlashDq owns
 // dq_queries queries and streams dq_keys keys; a team of team_size threads
 // keeps its tiles in scratch_level scratch, at most scratch_bytes (smaller
-// blocks for wide heads: flash_tiles). channels_inner: a thread adds a tile's
-// terms to whole rows of the accumulators, channels innermost (host loops
-// that vectorize), rather than a thread per accumulator element summing its
-// column of the tile (a GPU's, reads of consecutive channels coalesced).
+// blocks for wide heads: flash_tiles). channels_inner: a thread computes a
+// tile's P and dS a pair at a time and adds its terms to whole rows of the
+// accumulators, channels innermost (host loops that vectorize); otherwise
+// (a GPU's) a thread per micro-tile of score_rows × score_cols pairs, then
+// per micro-tile of acc_rows × acc_cols accumulator elements, reads of
+// consecutive channels by consecutive threads.
 // Hosts: one thread per team, 64-row blocks (HS = 64: 4 tiles of 16 KiB and
 // the 64 × 64 P and dS, 130 KiB in L2). Not tuned by measurement yet.
 template <class ExecSpace>
@@ -34,6 +36,7 @@ struct FlashAttentionTuning {
   static constexpr int scratch_level = 0;
   static constexpr std::size_t scratch_bytes = std::size_t(1) << 20;
   static constexpr bool channels_inner = true;
+  static constexpr int score_rows = 1, score_cols = 1, acc_rows = 1, acc_cols = 1;  // unused
 };
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -44,20 +47,23 @@ struct AttentionTuning<Kokkos::Cuda> {
   static constexpr int softmax_team_size = 128;
 };
 
-// Cuda: 4 warps a team, blocks of 32 owned and 16 streamed rows, within
-// 40 KiB of shared memory (Kokkos 3.4's TeamPolicy::scratch_size_max(0): a
-// block gets 48 KiB without opting in, Kokkos keeps the rest for its team
-// reductions). At HS = 64 FlashDq's tiles take 37 632 bytes; FlashDkDv's
-// would take 45 952, so flash_tiles halves its streamed block to 8 queries
-// (39 736 bytes). Not measured yet.
+// Cuda: 4 warps a team within 40 KiB of shared memory (Kokkos 3.4's
+// TeamPolicy::scratch_size_max(0): a block gets 48 KiB without opting in,
+// Kokkos keeps the rest for its team reductions). FlashDkDv owns 16 keys
+// and streams 32 queries, FlashDq owns 32 queries and streams 16 keys: a
+// 32 × 16 tile of P and dS, 2 × 2 pairs a thread (128 micro-tiles, one
+// each), and at HS = 64 37 632 bytes of tiles each (6 teams an SM). The
+// accumulators' micro-tiles 2 × 2: 2 a thread for dk and dv (16 × 64), 4
+// for dq (32 × 64). A first guess, not measured yet.
 template <>
 struct FlashAttentionTuning<Kokkos::Cuda> {
   static constexpr int team_size = 128;
-  static constexpr int dkdv_keys = 32, dkdv_queries = 16;
+  static constexpr int dkdv_keys = 16, dkdv_queries = 32;
   static constexpr int dq_queries = 32, dq_keys = 16;
   static constexpr int scratch_level = 0;
   static constexpr std::size_t scratch_bytes = 40 * 1024;
   static constexpr bool channels_inner = false;
+  static constexpr int score_rows = 2, score_cols = 2, acc_rows = 2, acc_cols = 2;
 };
 #endif
 
