@@ -131,6 +131,28 @@ struct FlashCommon {
   const float* D = nullptr;  // attention_flash_row_dots
   FlashTiles tiles;
   index_t HS = 0;
+  index_t owned_blocks = 0;  // per (b, h)
+  index_t work = 0;          // B·NH·owned_blocks teams' worth
+
+  FlashCommon(const FlashAttentionArgs<TIn, TD>& args, const float* D_, int owned, int streamed,
+              int acc_tiles)
+      : a(args), D(D_), tiles(flash_tiles<Tuning>(owned, streamed, args.HS(), acc_tiles)),
+        HS(args.HS()) {
+    owned_blocks = (a.T + tiles.owned - 1) / tiles.owned;
+    work = a.B * a.NH * owned_blocks;
+  }
+
+  // A team per work item (Kokkos 3 counts a league in int: teams beyond it
+  // take work items in turn), its tiles in scratch.
+  template <class Kernel>
+  void launch(const ExecSpace& exec, const char* label, const Kernel& kernel) const {
+    if (work == 0) return;
+    const index_t league = work < index_t(INT32_MAX) ? work : index_t(INT32_MAX);
+    Policy policy(exec, league, Tuning::team_size, 1);
+    policy = policy.set_scratch_size(tiles.level,
+                                     Kokkos::PerTeam(Scratch::shmem_size(tiles.floats())));
+    Kokkos::parallel_for(label, policy, kernel);
+  }
 
   // The team's tiles, carved from its scratch in this order.
   struct Tiles {
@@ -324,15 +346,6 @@ struct FlashCommon {
                          [&](const index_t e) { acc[e] = 0.0f; });
   }
 
-  // What a team asks for: the tiles, and the alignment Kokkos adds.
-  static std::size_t scratch_bytes(const FlashTiles& t) { return Scratch::shmem_size(t.floats()); }
-
-  index_t blocks(const int rows) const { return (a.T + rows - 1) / rows; }
-
-  // Kokkos 3 counts a league in int: teams beyond it take work items in turn.
-  static index_t league_of(const index_t work) {
-    return work < index_t(INT32_MAX) ? work : index_t(INT32_MAX);
-  }
 };
 
 // dk and dv: a team per block of keys [k0, k0 + nk) of one (b, h), over the
@@ -345,23 +358,12 @@ struct FlashDkDv : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
   using Base::a;
   using Base::tiles;
   using Base::HS;
-  index_t work = 0, key_blocks = 0;
+  using Base::work;
 
-  FlashDkDv(const FlashAttentionArgs<TIn, TD>& args, const float* D) {
-    a = args;
-    this->D = D;
-    HS = args.HS();
-    tiles = flash_tiles<Tuning>(Tuning::dkdv_keys, Tuning::dkdv_queries, HS, 2);
-    key_blocks = this->blocks(tiles.owned);
-    work = a.B * a.NH * key_blocks;
-  }
+  FlashDkDv(const FlashAttentionArgs<TIn, TD>& args, const float* D)
+      : Base(args, D, Tuning_::dkdv_keys, Tuning_::dkdv_queries, 2) {}
 
-  void run(const ExecSpace& exec) const {
-    if (work == 0) return;
-    typename Base::Policy policy(exec, Base::league_of(work), Tuning::team_size, 1);
-    policy = policy.set_scratch_size(tiles.level, Kokkos::PerTeam(Base::scratch_bytes(tiles)));
-    Kokkos::parallel_for("llmk::attention_flash_dkdv", policy, *this);
-  }
+  void run(const ExecSpace& exec) const { this->launch(exec, "llmk::attention_flash_dkdv", *this); }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const typename Base::Tiles t = this->carve(team);
@@ -369,7 +371,7 @@ struct FlashDkDv : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
     const index_t bq = tiles.streamed;
     for (index_t w = team.league_rank(); w < work; w += league) {
       // Key block 0 (the most query blocks) first.
-      const index_t kb = w % key_blocks, bh = w / key_blocks;
+      const index_t kb = w % this->owned_blocks, bh = w / this->owned_blocks;
       const index_t b = bh / a.NH, h = bh % a.NH;
       const index_t k0 = kb * tiles.owned;
       const index_t nk = T - k0 < tiles.owned ? T - k0 : tiles.owned;
@@ -474,23 +476,12 @@ struct FlashDq : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
   using Base::a;
   using Base::tiles;
   using Base::HS;
-  index_t work = 0, query_blocks = 0;
+  using Base::work;
 
-  FlashDq(const FlashAttentionArgs<TIn, TD>& args, const float* D) {
-    a = args;
-    this->D = D;
-    HS = args.HS();
-    tiles = flash_tiles<Tuning>(Tuning::dq_queries, Tuning::dq_keys, HS, 1);
-    query_blocks = this->blocks(tiles.owned);
-    work = a.B * a.NH * query_blocks;
-  }
+  FlashDq(const FlashAttentionArgs<TIn, TD>& args, const float* D)
+      : Base(args, D, Tuning_::dq_queries, Tuning_::dq_keys, 1) {}
 
-  void run(const ExecSpace& exec) const {
-    if (work == 0) return;
-    typename Base::Policy policy(exec, Base::league_of(work), Tuning::team_size, 1);
-    policy = policy.set_scratch_size(tiles.level, Kokkos::PerTeam(Base::scratch_bytes(tiles)));
-    Kokkos::parallel_for("llmk::attention_flash_dq", policy, *this);
-  }
+  void run(const ExecSpace& exec) const { this->launch(exec, "llmk::attention_flash_dq", *this); }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const typename Base::Tiles t = this->carve(team);
@@ -498,7 +489,8 @@ struct FlashDq : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
     const index_t bk = tiles.streamed;
     for (index_t w = team.league_rank(); w < work; w += league) {
       // The last query block (the most key blocks) first.
-      const index_t qb = query_blocks - 1 - w % query_blocks, bh = w / query_blocks;
+      const index_t qb = this->owned_blocks - 1 - w % this->owned_blocks;
+      const index_t bh = w / this->owned_blocks;
       const index_t b = bh / a.NH, h = bh % a.NH;
       const index_t q0 = qb * tiles.owned;
       const index_t nq = T - q0 < tiles.owned ? T - q0 : tiles.owned;
