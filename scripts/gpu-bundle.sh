@@ -5,7 +5,7 @@
 #   lib/   the shared libraries they need that a CUDA image may lack (OpenBLAS
 #          and its Fortran runtime, libgomp, libstdc++); the CUDA libraries
 #          (cudart, cuBLAS, cuBLASLt) are the GPU machine's own
-#   torch_baseline.py, run.sh
+#   torch_baseline.py and its torch_peers/, run.sh
 # There, `bash <bundle>/run.sh` runs the whole test suite (large tests too),
 # a compute-sanitizer pass and the perf driver; see docs/gpu.md.
 #
@@ -42,6 +42,7 @@ for exe in "$LLMK_BUILD_DIR"/tests/llmk_tests_* "$LLMK_BUILD_DIR"/perf/llmk-perf
   done
 done
 cp "$LLMK_ROOT/perf/torch_baseline.py" "$out/"
+mkdir -p "$out/torch_peers" && cp "$LLMK_ROOT"/perf/torch_peers/*.py "$out/torch_peers/"
 cp "$LLMK_ROOT/scripts/gpu-run.sh" "$out/run.sh"
 chmod +x "$out/run.sh"
 llmk_log "bundle in $out ($(du -sh "$out" | cut -f1)):"

@@ -403,7 +403,8 @@ TEST(AttentionReference, EmptyShapesAndBadArguments) {
   }
   EXPECT_THROW(at::make_problem({"bad", 1, 2, 5, 2}), std::invalid_argument);  // 5 % 2
   EXPECT_THROW(at::make_problem({"bad", 1, 2, 4, 0}), std::invalid_argument);
-  EXPECT_THROW(at::make_problem({"x", 1, 2, 4, 2}, 1, Precision::tf32), std::invalid_argument);
+  EXPECT_THROW(at::make_problem({"x", 1, 2, 4, 2}, 1, Precision::bf16_fp32grad),
+               std::invalid_argument);
   EXPECT_THROW(at::tolerance(Precision::bf16_fp32grad), std::invalid_argument);
   HostProblem p = at::make_problem({"x", 1, 2, 4, 2});
   p.att.pop_back();

@@ -132,7 +132,9 @@ std::vector<Planned> plan_rows(reference::Precision p, const std::vector<std::st
     r.name = r.impl = name;
     r.kind = "impl";
     try {
-      r.resolved = name == "auto" ? attention_backward_auto_impl<ExecSpace>(pname) : name;
+      r.resolved = name == "auto"
+                       ? attention_backward_auto_impl<ExecSpace>(storage_name(p), math_of(p))
+                       : name;
     } catch (const std::invalid_argument&) {
       r.skip = "no implementation runs " + pname + " on " + ExecSpace::name();
     }
@@ -273,6 +275,7 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
       const ImplInfo& info = implementations().info(plan.resolved);
       AttentionBackwardOptions options;
       options.impl = plan.impl;
+      options.math = math_of(p);
       options.dqkv_update = opt.accumulate ? Update::accumulate : Update::overwrite;
       row.run = [&ctx, b = full, options] { b.call(ctx, options); };
       row.run_part = [&ctx, b = full, options](std::int64_t n) {
@@ -306,7 +309,7 @@ class Benchmark {
     check_sizes(s);
     const std::string backend = ExecSpace::name();
     impls_ = implementations().select(opt_.impls, backend);
-    precisions_ = select_precisions(opt_.precisions, attention_backward_precisions());
+    precisions_ = select_precisions(opt_.precisions, with_tf32(attention_backward_precisions()));
     peers_ = peers_for(backend);
 
     Suite suite;
@@ -418,10 +421,10 @@ void add_options(CLI::App& app, Options& opt) {
       ->capture_default_str()
       ->check(implementations().validator());
   app.add_option("--precision", opt.precisions,
-                 "comma list of " + join(attention_backward_precisions()) +
+                 "comma list of " + join(with_tf32(attention_backward_precisions())) +
                      ", or 'all': each implementation and peer gets a row for each of them it runs")
       ->capture_default_str()
-      ->check(list_validator(attention_backward_precisions(), "precision", "PRECISIONS"));
+      ->check(list_validator(with_tf32(attention_backward_precisions()), "precision", "PRECISIONS"));
   app.add_flag("--accumulate-dqkv", opt.accumulate,
                "dqkv += instead of = (Update::accumulate). Default =: attention_backward "
                "overwrites dqkv unless told otherwise, as llm.c's backward does; its initial "

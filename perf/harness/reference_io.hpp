@@ -52,6 +52,17 @@ inline Math math_of(reference::Precision p) {
   return p == reference::Precision::tf32 ? Math::tf32 : Math::fp32;
 }
 
+// The precisions --precision may name: an operation's configurations, with
+// "tf32" (fp32 storage, TF32 products) after "fp32".
+inline std::vector<std::string> with_tf32(const std::vector<std::string>& configs) {
+  std::vector<std::string> names;
+  for (const std::string& config : configs) {
+    names.push_back(config);
+    if (config == "fp32") names.push_back("tf32");
+  }
+  return names;
+}
+
 // Whether an implementation declares a precision (tf32: fp32 storage and info.tf32).
 inline bool declares(const ImplInfo& info, reference::Precision p) {
   const std::string storage = storage_name(p);

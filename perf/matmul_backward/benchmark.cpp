@@ -39,16 +39,7 @@ void check_sizes(const reference::Shape& s) {
   product(s.OC, s.C, "OC·C");
 }
 
-// The precisions --precision may name: the library's configurations, with
-// "tf32" (fp32 storage, TF32 products) after "fp32".
-std::vector<std::string> precision_names() {
-  std::vector<std::string> names;
-  for (const std::string& config : matmul_backward_precisions()) {
-    names.push_back(config);
-    if (config == "fp32") names.push_back("tf32");
-  }
-  return names;
-}
+std::vector<std::string> precision_names() { return with_tf32(matmul_backward_precisions()); }
 
 const MatmulBackwardImplInfo& info_of(const std::string& name) {
   for (const MatmulBackwardImplInfo& info : matmul_backward_impls())

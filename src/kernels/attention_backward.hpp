@@ -17,11 +17,11 @@
 //  - attention_row_sums_naive, attention_dqkv_naive ("naive"): drow by a
 //    thread per row, then a thread per element of dqkv summing its causal
 //    range, datt recomputed where it is needed (no T × T array);
-//  - attention_masked_copy, attention_softmax_backward ("materialized"): the
-//    T × T steps around the GEMMs, in a float workspace of T × T per (b, h):
-//    att with its masked part as zeros (the GEMM reads whole tiles), and
-//    datt turned into dpreatt in place by a team per row that reads and
-//    computes only the row's causal part;
+//  - attention_masked_copy, attention_softmax_backward ("materialized",
+//    "cublas"): the T × T steps around the GEMMs, in a workspace of T × T
+//    per (b, h): att with its masked part as zeros (the GEMM reads whole
+//    tiles), and datt turned into dpreatt (in place where both are float) by
+//    a team per row that reads and computes only the row's causal part;
 //  - attention_widen: a bf16 operand copied to float for the GEMMs (whose
 //    two inputs share one element type, and datt / dpreatt are float).
 #pragma once
@@ -102,7 +102,7 @@ void attention_dqkv_naive(const ExecSpace& exec, const AttentionArgs<TIn, TD>& a
       "llmk::attention_dqkv_naive", Range<ExecSpace>(exec, 0, a.B * T * 3 * C),
       KOKKOS_LAMBDA(const index_t i) {
         const index_t row = i / (3 * C), part = i % (3 * C) / C, c = i % C;
-        const index_t b = row / T, t = row % T, h = c / HS, d = c % HS;
+        const index_t b = row / T, t = row % T, h = c / HS;
         const index_t head = (b * NH + h) * T;  // att's and drow's first row of (b, h)
         float s = 0.0f;
         if (part == 0) {  // dq[t]: the keys u ≤ t
@@ -127,26 +127,30 @@ void attention_dqkv_naive(const ExecSpace& exec, const AttentionArgs<TIn, TD>& a
       });
 }
 
-// "materialized": ws (rows × T floats, a row per (b, h, t)) ⟵ att with its
-// masked part (t' > t) as zeros; the masked part of att is not read.
-template <class ExecSpace, class TIn>
-void attention_masked_copy(const ExecSpace& exec, const TIn* const att, float* const ws,
+// "materialized", "cublas": w (rows × T, a row per (b, h, t), float or the
+// inputs' type) ⟵ att with its masked part (t' > t) as zeros; the masked
+// part of att is not read.
+template <class ExecSpace, class TIn, class TW>
+void attention_masked_copy(const ExecSpace& exec, const TIn* const att, TW* const w,
                            const index_t rows, const index_t T) {
   Kokkos::parallel_for(
       "llmk::attention_masked_copy", Range<ExecSpace>(exec, 0, rows * T),
       KOKKOS_LAMBDA(const index_t i) {
         const index_t t = i / T % T, u = i % T;
-        ws[i] = u <= t ? to_float(att[i]) : 0.0f;
+        w[i] = u <= t ? from_float<TW>(to_float(att[i])) : from_float<TW>(0.0f);
       });
 }
 
-// "materialized": datt (in ws, rows × T floats) ⟵ dpreatt in place, a team
-// per row (b, h, t): drow by a team reduction over the causal part, then
-// dpreatt there and zeros over the masked part (the GEMMs after it read
-// whole rows). att's and datt's masked parts are not read.
-template <class ExecSpace, class TIn>
-void attention_softmax_backward(const ExecSpace& exec, const TIn* const att, float* const ws,
-                                const index_t rows, const index_t T) {
+// "materialized", "cublas": dpreatt ⟵ att ⊙ (datt − drow), a team per row
+// (b, h, t): drow by a team reduction over the causal part, then dpreatt
+// there and zeros over the masked part (the GEMMs after it read whole rows).
+// datt (float, rows × T) and dpreatt (float or the inputs' type) may be the
+// same array (in place: each element is read before the team writes it).
+// att's and datt's masked parts are not read.
+template <class ExecSpace, class TIn, class TW>
+void attention_softmax_backward(const ExecSpace& exec, const TIn* const att,
+                                const float* const datt, TW* const dpreatt, const index_t rows,
+                                const index_t T) {
   using Tuning = AttentionTuning<ExecSpace>;
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   using Member = typename Policy::member_type;
@@ -159,14 +163,15 @@ void attention_softmax_backward(const ExecSpace& exec, const TIn* const att, flo
         for (index_t r = team.league_rank(); r < rows; r += league) {
           const index_t t = r % T;
           const TIn* const p = att + r * T;
-          float* const w = ws + r * T;
+          const float* const g = datt + r * T;
+          TW* const w = dpreatt + r * T;
           float drow = 0.0f;
           Kokkos::parallel_reduce(
               Kokkos::TeamThreadRange(team, t + 1),
-              [&](const index_t u, float& s) { s += to_float(p[u]) * w[u]; }, drow);
+              [&](const index_t u, float& s) { s += to_float(p[u]) * g[u]; }, drow);
           team.team_barrier();  // every datt read before any is overwritten
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, T), [&](const index_t u) {
-            w[u] = u <= t ? to_float(p[u]) * (w[u] - drow) : 0.0f;
+            w[u] = from_float<TW>(u <= t ? to_float(p[u]) * (g[u] - drow) : 0.0f);
           });
         }
       });

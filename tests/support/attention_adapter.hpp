@@ -36,9 +36,19 @@ struct AttentionBackwardContract {
   // same bits on every host space.
   static constexpr bool same_bits_on_host_spaces = false;
 
-  static std::vector<Precision> precisions() { return {Precision::fp32, Precision::bf16}; }
-  // No math mode: every space runs each.
-  static bool everywhere(Precision) { return true; }
+  static std::vector<Precision> precisions() {
+    return {Precision::fp32, Precision::tf32, Precision::bf16};
+  }
+  // TF32 needs tensor cores ("cublas"): a host space has no implementation with it.
+  static bool everywhere(Precision p) { return p != Precision::tf32; }
+
+  // The configuration's name and math mode, as attention_backward's functions take them.
+  static const char* config(Precision p) {
+    return llmk::reference::precision_name(p == Precision::tf32 ? Precision::fp32 : p);
+  }
+  static llmk::Math math(Precision p) {
+    return p == Precision::tf32 ? llmk::Math::tf32 : llmk::Math::fp32;
+  }
   // One form of call: the shape says it all.
   static std::vector<std::string> variants() { return {""}; }
   static Shape in_variant(const Shape& s, const std::string&) { return s; }
@@ -48,7 +58,7 @@ struct AttentionBackwardContract {
     return {as_impl_infos(llmk::attention_backward_impls()),
             [](const std::string& impl) { return llmk::attention_backward_available<Space>(impl); },
             [](Precision p) {
-              return llmk::attention_backward_auto_impl<Space>(llmk::reference::precision_name(p));
+              return llmk::attention_backward_auto_impl<Space>(config(p), math(p));
             }};
   }
 
@@ -189,9 +199,10 @@ struct AttentionBackwardContract {
 
   // --- calls ------------------------------------------------------------------------
 
-  static Options options(const std::string& impl, Precision, const contract::Overwrites& o) {
+  static Options options(const std::string& impl, Precision p, const contract::Overwrites& o) {
     Options options;
     options.impl = impl;
+    options.math = math(p);
     options.dqkv_update = contract::update(o[0]);
     return options;
   }
@@ -199,7 +210,7 @@ struct AttentionBackwardContract {
   template <class Space>
   static std::size_t workspace_bytes(const Shape& s, const Options& options, Precision p) {
     return llmk::attention_backward_workspace_bytes<Space>(s.B, s.T, s.C, s.NH, options,
-                                                           llmk::reference::precision_name(p));
+                                                           config(p));
   }
 
   template <class Target, class Space>

@@ -16,6 +16,11 @@ struct AttentionBackwardRecomputeContract : AttentionBackwardContract {
   // same sums in the same order on Serial and OpenMP.
   static constexpr bool same_bits_on_host_spaces = true;
 
+  // No math mode (no TF32: no implementation has tensor cores): every space
+  // runs each.
+  static std::vector<Precision> precisions() { return {Precision::fp32, Precision::bf16}; }
+  static bool everywhere(Precision) { return true; }
+
   template <class Space>
   static ImplCatalog catalog() {
     return {as_impl_infos(llmk::attention_backward_recompute_impls()),
@@ -109,6 +114,13 @@ struct AttentionBackwardRecomputeContract : AttentionBackwardContract {
   static std::vector<std::vector<double>> nan_bound(const Problem& p,
                                                     const contract::Overwrites& o) {
     return reference(p, o);
+  }
+
+  static Options options(const std::string& impl, Precision, const contract::Overwrites& o) {
+    Options options;
+    options.impl = impl;
+    options.dqkv_update = contract::update(o[0]);
+    return options;
   }
 
   static double tolerance(Precision p, std::size_t) {

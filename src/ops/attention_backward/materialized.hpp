@@ -123,7 +123,7 @@ struct Materialized : ImplDefaults {
     kernels::attention_masked_copy(call.exec, a.att, ws, rows, T);
     dv_gemm.run(call.exec, "llmk::attention_dv_tiled");
     datt_gemm.run(call.exec, "llmk::attention_datt_tiled");
-    kernels::attention_softmax_backward(call.exec, a.att, ws, rows, T);
+    kernels::attention_softmax_backward(call.exec, a.att, ws, ws, rows, T);
     dq_gemm.run(call.exec, "llmk::attention_dq_tiled");
     dk_gemm.run(call.exec, "llmk::attention_dk_tiled");
   }

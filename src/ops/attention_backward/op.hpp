@@ -6,6 +6,7 @@
 #include <core/op/call.hpp>
 #include <core/op/typed.hpp>
 #include <core/registry.hpp>
+#include <ops/attention_backward/cublas.hpp>
 #include <ops/attention_backward/materialized.hpp>
 #include <ops/attention_backward/naive.hpp>
 
@@ -13,9 +14,11 @@
 
 namespace llmk::op::attention_backward {
 
-// "materialized" does the products with the tiled GEMM; "naive" is the
-// baseline (a factor HS more multiply-adds, and no T × T workspace).
-using Implementations = core::ImplList<Materialized, Naive>;
+// "cublas" (Cuda, cuBLAS's strided-batched GEMMs) first where it is
+// compiled; "materialized" does the products with the portable tiled GEMM;
+// "naive" is the baseline (a factor HS more multiply-adds, and no T × T
+// workspace).
+using Implementations = core::ImplList<Cublas, Materialized, Naive>;
 
 struct Op {
   static constexpr const char* name = kOpName;

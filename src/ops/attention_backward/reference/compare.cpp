@@ -7,10 +7,11 @@ namespace llmk::reference::attention {
 
 double tolerance(Precision precision) {
   if (precision == Precision::fp32) return kFloat32Tolerance;
+  if (precision == Precision::tf32) return kTf32Tolerance;
   if (precision == Precision::bf16) return kBf16Tolerance;
   throw std::invalid_argument(std::string("llmk::reference::attention: ") +
                               precision_name(precision) +
-                              " is not a precision of attention_backward (fp32, bf16)");
+                              " is not a precision of attention_backward (fp32, tf32, bf16)");
 }
 
 double pair_tolerance(Precision precision) { return 2 * attention::tolerance(precision); }

@@ -10,10 +10,11 @@ namespace llmk::reference::attention {
 namespace {
 
 void check(const Shape& s, Precision precision) {
-  if (precision != Precision::fp32 && precision != Precision::bf16)
+  if (precision != Precision::fp32 && precision != Precision::tf32 &&
+      precision != Precision::bf16)
     throw std::invalid_argument(std::string("llmk::reference::attention: ") +
                                 precision_name(precision) +
-                                " is not a precision of attention_backward (fp32, bf16)");
+                                " is not a precision of attention_backward (fp32, tf32, bf16)");
   if (s.B < 0 || s.T < 0 || s.C < 0 || s.NH < 1 || s.C % s.NH != 0)
     throw std::invalid_argument("llmk::reference::attention: shape " + s.name +
                                 " needs B, T, C >= 0, NH >= 1 and C a multiple of NH");
