@@ -12,7 +12,7 @@
 #   perf      the PyTorch peer, then llmk-perf on Cuda at the seed shape
 #   perf-layernorm  the same for llmk-perf layernorm_backward, every precision,
 #             at GPT-2's C = 768 and 1600 (B = 8, T = 1024)
-#   perf-attention  llmk-perf attention_backward, materialized and the
+#   perf-attention  llmk-perf attention_backward, cublas, materialized and the
 #             recompute variant's flash, every precision, at B = 8, T = 1024
 #             and B = 2, T = 4096
 # Logs and JSON go to $OUT (if set) or ./results.
@@ -82,7 +82,7 @@ for step in "${steps[@]}"; do
         set -- $shape
         note "llmk-perf attention_backward (Cuda) B=$1 T=$2"
         "$here/bin/llmk-perf" attention_backward --backend cuda --B "$1" --T "$2" \
-          --impl materialized,flash --precision all \
+          --impl cublas,materialized,flash --precision all \
           --json "$results/perf-attention-B$1-T$2.json" || status=1
       done ;;
     *) echo "unknown step '$step'"; status=2 ;;
