@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from a bundle made by scripts/gpu-bundle.sh.
 #
-# usage: run.sh [tests] [sanitize] [perf] [perf-layernorm] [-- llmk-perf arguments]
-#        (default: tests sanitize perf perf-layernorm)
+# usage: run.sh [tests] [sanitize] [perf] [perf-layernorm] [perf-attention]
+#               [-- llmk-perf arguments]
+#        (default: tests sanitize perf perf-layernorm perf-attention)
 #   tests     every test binary; the large (seed-shape) tests on Cuda and across
 #             backends, not on the host-only binaries (slow there, and CI runs them)
 #   sanitize  compute-sanitizer memcheck over the Cuda tests on small shapes,
-#             racecheck over the layernorm tests (team scratch, barriers)
+#             racecheck over the layernorm and recompute attention tests (team
+#             scratch, barriers)
 #   perf      the PyTorch peer, then llmk-perf on Cuda at the seed shape
 #   perf-layernorm  the same for llmk-perf layernorm_backward, every precision,
 #             at GPT-2's C = 768 and 1600 (B = 8, T = 1024)
+#   perf-attention  llmk-perf attention_backward, cublas, materialized and the
+#             recompute variant's flash, every precision, at B = 8, T = 1024
+#             and B = 2, T = 4096
 # Logs and JSON go to $OUT (if set) or ./results.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,7 +30,7 @@ while [ $# -gt 0 ]; do
     *) steps+=("$1"); shift ;;
   esac
 done
-[ ${#steps[@]} -gt 0 ] || steps=(tests sanitize perf perf-layernorm)
+[ ${#steps[@]} -gt 0 ] || steps=(tests sanitize perf perf-layernorm perf-attention)
 
 status=0
 note() { printf '\n=== %s\n' "$*"; }
@@ -43,13 +48,17 @@ for step in "${steps[@]}"; do
       done ;;
     sanitize)
       note "compute-sanitizer memcheck: llmk_tests_cuda, small shapes"
+      # (not attention_backward_recompute's T = 16384: its forward alone is
+      # 10¹² multiply-adds)
       compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
-        "$here/bin/llmk_tests_cuda" --gtest_brief=1 --gtest_filter='-*Large*' \
+        "$here/bin/llmk_tests_cuda" --gtest_brief=1 \
+        --gtest_filter='-*Large*:attention_backward_recompute/HugeRows.*' \
         2>&1 | tee "$results/memcheck.log" | tail -n 25
       [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: memcheck"; status=1; }
-      note "compute-sanitizer racecheck: llmk_tests_cuda, layernorm"
+      note "compute-sanitizer racecheck: llmk_tests_cuda, layernorm, recompute attention"
       compute-sanitizer --tool racecheck --error-exitcode 3 --print-limit 20 \
-        "$here/bin/llmk_tests_cuda" --gtest_brief=1 --gtest_filter='layernorm_backward/*-*Large*' \
+        "$here/bin/llmk_tests_cuda" --gtest_brief=1 \
+        --gtest_filter='layernorm_backward/*:attention_flash/*:attention_backward_recompute/*-*Large*:*HugeRows*' \
         2>&1 | tee "$results/racecheck.log" | tail -n 25
       [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: racecheck"; status=1; } ;;
     perf)
@@ -67,6 +76,14 @@ for step in "${steps[@]}"; do
         "$here/bin/llmk-perf" layernorm_backward --backend cuda --C "$C" --precision all \
           --import "$results/torch-layernorm-C$C.json" \
           --json "$results/perf-layernorm-C$C.json" || status=1
+      done ;;
+    perf-attention)
+      for shape in "8 1024" "2 4096"; do
+        set -- $shape
+        note "llmk-perf attention_backward (Cuda) B=$1 T=$2"
+        "$here/bin/llmk-perf" attention_backward --backend cuda --B "$1" --T "$2" \
+          --impl cublas,materialized,flash --precision all \
+          --json "$results/perf-attention-B$1-T$2.json" || status=1
       done ;;
     *) echo "unknown step '$step'"; status=2 ;;
   esac

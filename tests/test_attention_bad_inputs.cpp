@@ -1,13 +1,16 @@
-// llmk::attention_backward's bad inputs, on the default host execution space
-// (argument checks run on the host before any kernel, whatever the space):
-// the contract's (tests/contract/bad_inputs.hpp) with its adapter, and its
-// own (attention_backward/Heads.*): C not a multiple of NH, NH = 0 and att's
-// last two extents unequal, each refused naming what is wrong, through the
-// views and the raw pointers, every array bitwise as it was.
+// llmk::attention_backward's and attention_backward_recompute's bad inputs,
+// on the default host execution space (argument checks run on the host
+// before any kernel, whatever the space): the contract's
+// (tests/contract/bad_inputs.hpp) with their adapters, and their own
+// (<op>/Heads.*): C not a multiple of NH, NH = 0 (and attention_backward's
+// att with its last two extents unequal), each refused naming what is
+// wrong, through the views and the raw pointers, every array bitwise as it
+// was.
 #include "contract/bad_inputs.hpp"
-#include "support/attention_adapter.hpp"
+#include "support/attention_recompute_adapter.hpp"
 
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -15,19 +18,22 @@ namespace {
 
 using Host = Kokkos::DefaultHostExecutionSpace;
 using Op = llmk_test::AttentionBackwardContract;
+using Recompute = llmk_test::AttentionBackwardRecomputeContract;
 using namespace llmk_test;
 using namespace llmk_test::contract;
 
-// The bad-input problem (B 2, T 3, C 15, NH 5) with dout, qkv and dqkv of
-// C = 16 channels (and C = 16 given to the raw entry): 16 channels do not
-// split into att's 5 heads.
+// The bad-input problem (B 2, T 3, C 15, NH 5) with dout, qkv and dqkv (and
+// out) of C = 16 channels (and C = 16 given to the raw entry): 16 channels
+// do not split into the leader's 5 heads.
+template <class O>
 void check_c_not_multiple_of_nh(Entry entry) {
-  for_both_updates<Op, Host>(Op::bad_input_shape(), Precision::fp32, [&](BadCall<Op, Host>& bad) {
+  for_both_updates<O, Host>(O::bad_input_shape(), Precision::fp32, [&](BadCall<O, Host>& bad) {
     const std::int64_t B = 2, T = 3, C = 16;
     bad.entry = entry;
     bad.dims()[2] = C;
-    const std::vector<std::pair<Op::Arg, std::int64_t>> widths = {
-        {Op::dqkv, 3 * C}, {Op::qkv, 3 * C}, {Op::dout, C}};
+    std::vector<std::pair<std::size_t, std::int64_t>> widths = {
+        {O::dqkv, 3 * C}, {O::qkv, 3 * C}, {O::dout, C}};
+    if constexpr (std::is_same_v<O, Recompute>) widths.push_back({O::out, C});
     for (const auto& [arg, width] : widths) {
       ArgSpec& s = bad.specs()[arg];
       s.rank2 = {B * T, width};
@@ -38,14 +44,19 @@ void check_c_not_multiple_of_nh(Entry entry) {
   });
 }
 
-// NH = 0: through views an att of extents (2, 0, 3, 3), through raw pointers NH = 0.
+// NH = 0: through views an att of extents (2, 0, 3, 3) (an lse of (2, 0,
+// 3)), through raw pointers NH = 0.
+template <class O>
 void check_no_heads(Entry entry) {
-  for_both_updates<Op, Host>(Op::bad_input_shape(), Precision::fp32, [&](BadCall<Op, Host>& bad) {
+  for_both_updates<O, Host>(O::bad_input_shape(), Precision::fp32, [&](BadCall<O, Host>& bad) {
     bad.entry = entry;
     if (entry == Entry::RawPointers) {
       bad.dims()[3] = 0;
+    } else if constexpr (std::is_same_v<O, Recompute>) {
+      ArgSpec& lse = bad.specs()[O::lse];
+      lse.rank2 = lse.rank3 = {2, 0, 3};
     } else {
-      ArgSpec& att = bad.specs()[Op::att];
+      ArgSpec& att = bad.specs()[O::att];
       att.rank2 = att.rank3 = {2, 0, 3, 3};
     }
     bad.expect_refused({"NH = 0", "at least one head"});
@@ -64,11 +75,16 @@ void check_att_not_square() {
 
 [[maybe_unused]] const bool registered = [] {
   register_bad_input_tests<Op, Host>();
+  register_bad_input_tests<Recompute, Host>();
   for (const Entry entry : {Entry::Rank2Views, Entry::Rank3Views, Entry::RawPointers}) {
     add_test(Op::name(), "Heads", std::string("CNotMultipleOfNH_") + entry_test_name(entry),
-             "C = 16, NH = 5", [=] { check_c_not_multiple_of_nh(entry); });
+             "C = 16, NH = 5", [=] { check_c_not_multiple_of_nh<Op>(entry); });
     add_test(Op::name(), "Heads", std::string("NoHeads_") + entry_test_name(entry), "NH = 0",
-             [=] { check_no_heads(entry); });
+             [=] { check_no_heads<Op>(entry); });
+    add_test(Recompute::name(), "Heads", std::string("CNotMultipleOfNH_") + entry_test_name(entry),
+             "C = 16, NH = 5", [=] { check_c_not_multiple_of_nh<Recompute>(entry); });
+    add_test(Recompute::name(), "Heads", std::string("NoHeads_") + entry_test_name(entry),
+             "NH = 0", [=] { check_no_heads<Recompute>(entry); });
   }
   add_test(Op::name(), "Heads", "AttNotSquare", "att (2, 5, 3, 4)", [] { check_att_not_square(); });
   return true;

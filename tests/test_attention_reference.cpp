@@ -169,6 +169,73 @@ TEST_P(AttentionProblems, DenseEqualsCausalForFiniteInputs) {
             at::reference_backward(p, true, Masking::Dense));
 }
 
+// The recompute variant's inputs: lse is each row's log-sum-exp (its
+// probabilities exp(α q·k − lse) sum to 1 up to lse's float rounding), out
+// is att·v of the same forward (up to out's and att's roundings).
+TEST_P(AttentionProblems, OutAndLseAreTheForwards) {
+  const Shape s = GetParam();
+  const i64 HS = s.HS();
+  const double alpha = 1.0 / std::sqrt(double(HS));
+  for (const Precision precision : kPrecisions) {
+    SCOPED_TRACE(ref::precision_name(precision));
+    const HostProblem p = at::make_problem(s, 9, precision);
+    const double u = precision == Precision::bf16 ? 1.0 / 256 : 1.0 / (1 << 23);
+    for (i64 b = 0; b < s.B; ++b)
+      for (i64 h = 0; h < s.NH; ++h)
+        for (i64 t = 0; t < s.T; ++t) {
+          const i64 r = (b * s.NH + h) * s.T + t;
+          double sum = 0.0;
+          for (i64 u2 = 0; u2 <= t; ++u2) {
+            double dot = 0.0;
+            for (i64 d = 0; d < HS; ++d)
+              dot += double(p.qkv[std::size_t(at_qkv(s, b, t, 0, h, d))]) *
+                     double(p.qkv[std::size_t(at_qkv(s, b, u2, 1, h, d))]);
+            sum += std::exp(alpha * dot - double(p.lse[std::size_t(r)]));
+          }
+          // lse rounded to float: |lse|·2⁻²⁴ relative in every term.
+          ASSERT_NEAR(sum, 1.0, 1e-6 * (1 + std::abs(p.lse[std::size_t(r)]))) << "row " << r;
+          for (i64 d = 0; d < HS; ++d) {
+            double o = 0.0;
+            for (i64 u2 = 0; u2 <= t; ++u2)
+              o += double(p.att[std::size_t(r * s.T + u2)]) *
+                   double(p.qkv[std::size_t(at_qkv(s, b, u2, 2, h, d))]);
+            // att's t + 1 roundings and out's own, of values ≤ 1 in size.
+            ASSERT_NEAR(p.out[std::size_t((b * s.T + t) * s.C + h * HS + d)], o,
+                        double(t + 2) * u) << "row " << r << ", channel " << d;
+          }
+        }
+    if (precision == Precision::bf16)
+      for (float x : p.out) ASSERT_EQ(x, ref::round_to_bf16(x));
+  }
+}
+
+// The recompute reference (from out and lse) against the materialized one
+// (from att) on the same problem: apart only by the roundings of att, out
+// and lse. Measured (printed): fp32 1.5e-8 to 1.2e-7, bf16 1.7e-3 to 2.2e-3 (att and out
+// rounded to bf16); required: a tenth of pair_tolerance in fp32, and in bf16
+// recompute_vs_materialized_tolerance's share for the two references
+// (2 × kBf16Tolerance).
+TEST_P(AttentionProblems, RecomputeReferenceMatchesMaterialized) {
+  const Shape s = GetParam();
+  for (const Precision precision : kPrecisions) {
+    SCOPED_TRACE(ref::precision_name(precision));
+    const HostProblem p = at::make_problem(s, 23, precision);
+    const std::vector<double> materialized = at::reference_backward(p, true);
+    const std::vector<double> recomputed = at::reference_backward_recompute(p, true);
+    ASSERT_EQ(recomputed.size(), materialized.size());
+    double err2 = 0.0, ref2 = 0.0;
+    for (std::size_t i = 0; i < recomputed.size(); ++i) {
+      err2 += (recomputed[i] - materialized[i]) * (recomputed[i] - materialized[i]);
+      ref2 += materialized[i] * materialized[i];
+    }
+    const double rel = std::sqrt(err2 / std::max(ref2, 1e-300));
+    std::printf("%s %s: recompute reference vs materialized %.2e\n", s.name.c_str(),
+                ref::precision_name(precision), rel);
+    EXPECT_LE(rel, precision == Precision::bf16 ? 2 * ref::kBf16Tolerance
+                                                : at::pair_tolerance(precision) / 10);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(TestShapes, AttentionProblems, ::testing::ValuesIn(at::test_shapes()),
                          shape_name);
 
@@ -342,6 +409,14 @@ TEST(AttentionReference, EmptyShapesAndBadArguments) {
   HostProblem p = at::make_problem({"x", 1, 2, 4, 2});
   p.att.pop_back();
   EXPECT_THROW(at::reference_backward(p), std::invalid_argument);
+  EXPECT_NO_THROW(at::reference_backward_recompute(p));  // att is not read
+  p.lse.pop_back();
+  EXPECT_THROW(at::reference_backward_recompute(p), std::invalid_argument);
+  for (const Shape& e : at::empty_shapes()) {
+    const HostProblem q = at::make_problem(e, 1, Precision::fp32);
+    EXPECT_EQ(at::reference_backward_recompute(q, true), std::vector<double>(q.dqkv.size(), 0.0))
+        << e.name;
+  }
 }
 
 }  // namespace

@@ -41,6 +41,14 @@ void check_sizes(const ref::Shape& s) {
 
 ref::Shape shape_of(const Options& opt) { return {"perf", opt.B, opt.T, opt.C, opt.NH}; }
 
+// Whether `name` is the recompute variant's (attention_backward_recompute:
+// out and lse in place of att) rather than attention_backward's.
+bool is_recompute(const std::string& name) {
+  for (const ImplInfo& info : attention_backward_recompute_impls())
+    if (info.name == name) return true;
+  return false;
+}
+
 // The bytes a call must move: dout, qkv and att's causal half read, dqkv
 // written (and read when accumulated).
 double bytes_of(const ref::Shape& s, reference::Precision p, bool accumulate) {
@@ -49,17 +57,30 @@ double bytes_of(const ref::Shape& s, reference::Precision p, bool accumulate) {
   return e * (M * C + M * 3 * C + double(s.B) * double(s.NH) * T * (T + 1) / 2 +
               (accumulate ? 2.0 : 1.0) * M * 3 * C);
 }
+// The recompute variant's: dout, out, qkv and lse (float) read, dqkv written
+// (and read when accumulated).
+double recompute_bytes_of(const ref::Shape& s, reference::Precision p, bool accumulate) {
+  const double e = p == reference::Precision::bf16 ? 2.0 : 4.0;
+  const double M = double(s.M()), C = double(s.C);
+  return e * (2 * M * C + M * 3 * C + (accumulate ? 2.0 : 1.0) * M * 3 * C) +
+         4.0 * double(s.B) * double(s.NH) * double(s.T);
+}
 
 template <class ExecSpace, class T>
 using Att = Kokkos::View<const T****, Kokkos::LayoutRight, typename ExecSpace::device_type,
                          Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class ExecSpace>
+using Lse = Kokkos::View<const float***, Kokkos::LayoutRight, typename ExecSpace::device_type,
+                         Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 // The gradient and the inputs of a run in one precision, as row-major
-// matrices: dqkv, qkv (B·T) × 3C, dout (B·T) × C, att (B·NH·T) × T.
+// matrices: dqkv, qkv (B·T) × 3C, dout (B·T) × C, att (B·NH·T) × T; for the
+// recompute variant out (B·T) × C and lse (B·NH) × T.
 template <class ExecSpace, class E>
 struct Buffers {
   Matrix<ExecSpace, E> dqkv;
-  ConstMatrix<ExecSpace, E> dout, qkv, att;
+  ConstMatrix<ExecSpace, E> dout, qkv, att, out;
+  ConstMatrix<ExecSpace, float> lse;
   index_t B = 0, T = 0, C = 0, NH = 1;
 
   // The same buffers cut to their first b sequences: what the probes run.
@@ -70,13 +91,19 @@ struct Buffers {
     p.dout = Kokkos::subview(dout, rows, Kokkos::ALL);
     p.qkv = Kokkos::subview(qkv, rows, Kokkos::ALL);
     p.att = Kokkos::subview(att, att_rows, Kokkos::ALL);
+    p.out = Kokkos::subview(out, rows, Kokkos::ALL);
+    p.lse = Kokkos::subview(lse, std::pair<index_t, index_t>(0, b * NH), Kokkos::ALL);
     p.B = b;
     return p;
   }
 
   void call(Context<ExecSpace>& ctx, const AttentionBackwardOptions& options) const {
-    llmk::attention_backward(ctx, dqkv, dout, qkv, Att<ExecSpace, E>(att.data(), B, NH, T, T),
-                             options);
+    if (is_recompute(options.impl))
+      llmk::attention_backward_recompute(ctx, dqkv, dout, qkv, out,
+                                         Lse<ExecSpace>(lse.data(), B, NH, T), options);
+    else
+      llmk::attention_backward(ctx, dqkv, dout, qkv, Att<ExecSpace, E>(att.data(), B, NH, T, T),
+                               options);
   }
 
   PeerArgs peer_args(int threads, const std::string& precision, bool accumulate) const {
@@ -90,6 +117,7 @@ struct Planned {
   std::string name, kind, skip;
   std::string impl;      // implementation rows: the name passed (maybe "auto")
   std::string resolved;  // ... and what it is here
+  bool recompute = false;  // attention_backward_recompute's (from out and lse)
   bool copy = false;     // peer:copy
   const Peer* peer = nullptr;
 };
@@ -112,6 +140,7 @@ std::vector<Planned> plan_rows(reference::Precision p, const std::vector<std::st
     }
     if (r.skip.empty() && !declares(implementations().info(r.resolved), p))
       r.skip = "does not run " + pname;
+    r.recompute = r.skip.empty() && is_recompute(r.resolved);
     if (!r.skip.empty() && !listed) continue;  // --impl all: only what runs
     rows.push_back(std::move(r));
   }
@@ -151,17 +180,30 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
   Suite group = suite;  // the header's fields; its rows are this precision's
   const bool computes = std::any_of(planned.begin(), planned.end(),
                                     [](const Planned& r) { return r.skip.empty() && !r.copy; });
+  // Rows that read att (attention_backward's and the peers) and rows of the
+  // recompute variant: each kind gets its inputs and reference only if asked for.
+  const auto any = [&](bool recompute) {
+    return std::any_of(planned.begin(), planned.end(), [&](const Planned& r) {
+      return r.skip.empty() && !r.copy && r.recompute == recompute;
+    });
+  };
   std::optional<ref::HostProblem> in;
-  std::optional<std::vector<double>> expected;
+  std::optional<std::vector<double>> expected, expected_recompute;
   if (computes) {
     auto t0 = std::chrono::steady_clock::now();
-    progress(pname + ": inputs and the forward's att ... ", false);
+    progress(pname + ": inputs and the forward's att, out, lse ... ", false);
     in = ref::make_problem(s, 2024, p);
     progress(seconds_text(seconds_since(t0)));
-    if (hopt.check) {
+    if (hopt.check && any(false)) {
       t0 = std::chrono::steady_clock::now();
       progress(pname + ": float64 reference ... ", false);
       expected = ref::reference_backward(*in, !opt.accumulate, ref::Masking::Causal, hopt.threads);
+      progress(seconds_text(seconds_since(t0)));
+    }
+    if (hopt.check && any(true)) {
+      t0 = std::chrono::steady_clock::now();
+      progress(pname + ": float64 reference of the recompute variant ... ", false);
+      expected_recompute = ref::reference_backward_recompute(*in, !opt.accumulate, hopt.threads);
       progress(seconds_text(seconds_since(t0)));
     }
   }
@@ -173,12 +215,16 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
   std::vector<E> init_dqkv;
   if (computes) {
     const Matrix<ExecSpace, E> dout("llmk-perf::dout", M, C), qkv("llmk-perf::qkv", M, 3 * C),
-        att("llmk-perf::att", s.B * s.NH * s.T, s.T);
+        att("llmk-perf::att", any(false) ? s.B * s.NH * s.T : 0, s.T),
+        out("llmk-perf::out", M, C);
+    const Matrix<ExecSpace, float> lse("llmk-perf::lse", s.B * s.NH, s.T);
     upload(exec, dout, converted<E>(in->dout));
     upload(exec, qkv, converted<E>(in->qkv));
-    upload(exec, att, converted<E>(in->att));
+    if (any(false)) upload(exec, att, converted<E>(in->att));
+    upload(exec, out, converted<E>(in->out));
+    upload(exec, lse, in->lse);
     full.dqkv = Matrix<ExecSpace, E>("llmk-perf::dqkv", M, 3 * C);
-    full.dout = dout, full.qkv = qkv, full.att = att;
+    full.dout = dout, full.qkv = qkv, full.att = att, full.out = out, full.lse = lse;
     full.B = s.B, full.T = s.T, full.C = s.C, full.NH = s.NH;
     init_dqkv = opt.accumulate
                     ? converted<E>(in->dqkv)
@@ -197,6 +243,12 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
     return check_result(
         {compare_output("dqkv", h_dqkv.data(), *expected, 3 * C, ref::tolerance(p))});
   };
+  auto verify_recompute = [&, exec] {
+    Kokkos::deep_copy(exec, h_dqkv, full.dqkv);
+    exec.fence();
+    return check_result({compare_output("dqkv", h_dqkv.data(), *expected_recompute, 3 * C,
+                                        ref::recompute_tolerance(p))});
+  };
 
   const int threads = env.threads;
   for (const Planned& plan : planned) {
@@ -213,10 +265,11 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
       group.rows.push_back(copy_row(exec, bytes, s.B, pname));
       continue;
     }
-    row.bytes = bytes;
-    if (expected) {
+    row.bytes = plan.recompute ? recompute_bytes_of(s, p, opt.accumulate) : bytes;
+    if (plan.recompute ? bool(expected_recompute) : bool(expected)) {
       row.reset = reset;
-      row.verify = verify;
+      row.verify = plan.recompute ? std::function<CheckResult()>(verify_recompute)
+                                  : std::function<CheckResult()>(verify);
     }
     if (!plan.peer) {  // an implementation, from the registry
       const ImplInfo& info = implementations().info(plan.resolved);
@@ -229,6 +282,7 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
         b.first_sequences(n).call(ctx, options);
       };
       if (plan.impl == "auto") row.note = "auto is " + plan.resolved + " here";
+      if (plan.recompute) row.note = "attention_backward_recompute: out and lse, no T × T";
       if (!info.deterministic)
         row.note += std::string(row.note.empty() ? "" : "; ") + "not bitwise deterministic";
     } else {
@@ -291,7 +345,9 @@ class Benchmark {
                           "; errors: relative L2 of dqkv against the float64 reference");
     suite.notes.push_back(
         "GFLOP/s: the four products on the causal half, 4·B·C·T·(T+1) (a dense implementation "
-        "does about twice that); GB/s: dout, qkv and att's causal half read, dqkv written" +
+        "does about twice that, the recompute variant's 'flash' 6·B·C·T·(T+1): q·kᵀ and "
+        "dout·vᵀ twice); GB/s: dout, qkv and att's causal half read (flash: out and lse for "
+        "att), dqkv written" +
         std::string(opt_.accumulate ? " and read" : ""));
     if (s.M() == 0 || s.C == 0)
       suite.notes.push_back(
@@ -329,10 +385,20 @@ class Benchmark {
 
 }  // namespace
 
+// attention_backward's implementations, then the recompute variant's
+// (attention_backward_recompute: its rows take out and lse for att).
 const Implementations& implementations() {
   static const Implementations impls(
-      attention_backward_impls(), [](auto space, const std::string& name) {
-        return attention_backward_available<typename decltype(space)::type>(name);
+      [] {
+        std::vector<ImplInfo> all(attention_backward_impls().begin(),
+                                  attention_backward_impls().end());
+        for (const ImplInfo& info : attention_backward_recompute_impls()) all.push_back(info);
+        return all;
+      }(),
+      [](auto space, const std::string& name) {
+        using Space = typename decltype(space)::type;
+        return is_recompute(name) ? attention_backward_recompute_available<Space>(name)
+                                  : attention_backward_available<Space>(name);
       });
   return impls;
 }

@@ -6,6 +6,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
+
 namespace llmk::kernels {
 
 // The T × T steps (attention_for_rows): rows_per_team rows of
@@ -20,6 +22,29 @@ struct AttentionTuning {
   static constexpr int softmax_pack = 4;
 };
 
+// The recompute backward (kernels/attention_flash.hpp): FlashDkDv owns
+// dkdv_keys keys and streams dkdv_queries queries a step, FlashDq owns
+// dq_queries queries and streams dq_keys keys; a team of team_size threads
+// keeps its tiles in scratch_level scratch, at most scratch_bytes (smaller
+// blocks for wide heads: flash_tiles). channels_inner: a thread computes a
+// tile's P and dS a pair at a time and adds its terms to whole rows of the
+// accumulators, channels innermost (host loops that vectorize); otherwise
+// (a GPU's) a thread per micro-tile of score_rows × score_cols pairs, then
+// per micro-tile of acc_rows × acc_cols accumulator elements, reads of
+// consecutive channels by consecutive threads.
+// Hosts: one thread per team, 64-row blocks (HS = 64: 4 tiles of 16 KiB and
+// the 64 × 64 P and dS, 130 KiB in L2). Not tuned by measurement yet.
+template <class ExecSpace>
+struct FlashAttentionTuning {
+  static constexpr int team_size = 1;
+  static constexpr int dkdv_keys = 64, dkdv_queries = 64;
+  static constexpr int dq_queries = 64, dq_keys = 64;
+  static constexpr int scratch_level = 0;
+  static constexpr std::size_t scratch_bytes = std::size_t(1) << 20;
+  static constexpr bool channels_inner = true;
+  static constexpr int score_rows = 1, score_cols = 1, acc_rows = 1, acc_cols = 1;  // unused
+};
+
 #ifdef KOKKOS_ENABLE_CUDA
 // Cuda: a warp per row (GPT-2's T = 1024: 32 elements a lane), 8 rows (256
 // threads) a team.
@@ -31,6 +56,25 @@ struct AttentionTuning<Kokkos::Cuda> {
   // bf16 (one element a lane: 331 µs for the pass at B 8, T 1024 in bf16,
   // 56 % of the copy bandwidth).
   static constexpr int softmax_pack = 4;
+};
+
+// Cuda: 4 warps a team within 40 KiB of shared memory (Kokkos 3.4's
+// TeamPolicy::scratch_size_max(0): a block gets 48 KiB without opting in,
+// Kokkos keeps the rest for its team reductions). FlashDkDv owns 16 keys
+// and streams 32 queries, FlashDq owns 32 queries and streams 16 keys: a
+// 32 × 16 tile of P and dS, 2 × 2 pairs a thread (128 micro-tiles, one
+// each), and at HS = 64 37 632 bytes of tiles each (6 teams an SM). The
+// accumulators' micro-tiles 2 × 2: 2 a thread for dk and dv (16 × 64), 4
+// for dq (32 × 64). A first guess, not measured yet.
+template <>
+struct FlashAttentionTuning<Kokkos::Cuda> {
+  static constexpr int team_size = 128;
+  static constexpr int dkdv_keys = 16, dkdv_queries = 32;
+  static constexpr int dq_queries = 32, dq_keys = 16;
+  static constexpr int scratch_level = 0;
+  static constexpr std::size_t scratch_bytes = 40 * 1024;
+  static constexpr bool channels_inner = false;
+  static constexpr int score_rows = 2, score_cols = 2, acc_rows = 2, acc_cols = 2;
 };
 #endif
 

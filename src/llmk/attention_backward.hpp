@@ -49,9 +49,21 @@
 // run), contexts, threads and streams alike. Zero-sized B, T or C are valid
 // no-ops; NH must be ≥ 1 and divide C.
 //
-// (The later "recompute" variant, flash-attention's backward, will never hold
-// T × T: it takes the forward's output and per-row log-sum-exp (B, NH, T)
-// instead of att, through entry points of its own beside these.)
+// The RECOMPUTE variant (attention_backward_recompute, below), flash-
+// attention's backward, never holds T × T: in place of att it takes the
+// forward's output out (B, T, C) and per-row log-sum-exp lse (B, NH, T),
+// float in every configuration,
+//   lse[b, h, t] = log Σ_{t' ≤ t} exp(α q_t · k_t')
+// and recomputes the probabilities a tile at a time, per (b, h):
+//   P  = exp(α q·kᵀ − lse)                    (row-wise, causal part only)
+//   D  = rowsum(dout_h ⊙ out_h)               (= rowsum(datt ⊙ att))
+//   dv = Pᵀ·dout_h,  dP = dout_h·vᵀ,  dS = P ⊙ (dP − D),
+//   dq = α dS·k,     dk = α dSᵀ·q
+// the same gradients as above (dpreatt = dS), with workspace O(B·NH·T) (D)
+// instead of O(B·NH·T·T). Its sums run over the causal terms only, so a NaN
+// reaches exactly the elements of dqkv that depend on it causally. Options,
+// overwrite default, precisions ("fp32"; "bf16": dout, qkv, out, dqkv bf16,
+// lse float), determinism and the contract are those above.
 #pragma once
 
 #include <llmk/context.hpp>
@@ -119,5 +131,50 @@ template <class ExecSpace>
 void attention_backward(const ExecSpace& exec, BufferRef dqkv, ConstBufferRef dout,
                         ConstBufferRef qkv, ConstBufferRef att, index_t B, index_t T, index_t C,
                         index_t NH, const AttentionBackwardOptions& options = {});
+
+// --- the recompute variant ------------------------------------------------------
+
+// Its implementations ("flash"), precisions, availability, "auto" and
+// workspace, as the queries above. The workspace is D, B·NH·T floats.
+const std::vector<AttentionBackwardImplInfo>& attention_backward_recompute_impls();
+const std::vector<std::string>& attention_backward_recompute_precisions();
+template <class ExecSpace>
+bool attention_backward_recompute_available(std::string_view impl);
+template <class ExecSpace>
+std::string attention_backward_recompute_auto_impl(std::string_view precision = "fp32",
+                                                   Math math = Math::fp32);
+template <class ExecSpace>
+std::size_t attention_backward_recompute_workspace_bytes(
+    index_t B, index_t T, index_t C, index_t NH, const AttentionBackwardOptions& options = {},
+    std::string_view precision = "fp32");
+
+// Views (or TensorRefs): dqkv and qkv of rank 3 (B, T, 3C) or rank 2
+// (B·T, 3C), dout and out (B, T, C) or (B·T, C) with the same rank; lse of
+// rank 3, (B, NH, T), float, which gives B, NH and T.
+template <class ExecSpace>
+void attention_backward_recompute(Context<ExecSpace>& ctx, const Out<ExecSpace>& dqkv,
+                                  const In<ExecSpace>& dout, const In<ExecSpace>& qkv,
+                                  const In<ExecSpace>& out, const In<ExecSpace>& lse,
+                                  const AttentionBackwardOptions& options = {});
+
+// Raw pointers in ExecSpace's memory, row-major as llm.c's buffers: dqkv and
+// qkv B·T·3C elements, dout and out B·T·C, lse B·NH·T floats.
+template <class ExecSpace>
+void attention_backward_recompute(Context<ExecSpace>& ctx, BufferRef dqkv, ConstBufferRef dout,
+                                  ConstBufferRef qkv, ConstBufferRef out, const float* lse,
+                                  index_t B, index_t T, index_t C, index_t NH,
+                                  const AttentionBackwardOptions& options = {});
+
+// The same two on an execution-space instance, with its implicit context.
+template <class ExecSpace>
+void attention_backward_recompute(const ExecSpace& exec, const Out<ExecSpace>& dqkv,
+                                  const In<ExecSpace>& dout, const In<ExecSpace>& qkv,
+                                  const In<ExecSpace>& out, const In<ExecSpace>& lse,
+                                  const AttentionBackwardOptions& options = {});
+template <class ExecSpace>
+void attention_backward_recompute(const ExecSpace& exec, BufferRef dqkv, ConstBufferRef dout,
+                                  ConstBufferRef qkv, ConstBufferRef out, const float* lse,
+                                  index_t B, index_t T, index_t C, index_t NH,
+                                  const AttentionBackwardOptions& options = {});
 
 }  // namespace llmk

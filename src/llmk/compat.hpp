@@ -101,4 +101,20 @@ KOKKOS_INLINE_FUNCTION float tanh(const float x) {
 #endif
 }
 
+// exp and log in host and device code, likewise.
+KOKKOS_INLINE_FUNCTION float exp(const float x) {
+#if LLMK_KOKKOS_4
+  return Kokkos::exp(x);
+#else
+  return Kokkos::Experimental::exp(x);
+#endif
+}
+KOKKOS_INLINE_FUNCTION float log(const float x) {
+#if LLMK_KOKKOS_4
+  return Kokkos::log(x);
+#else
+  return Kokkos::Experimental::log(x);
+#endif
+}
+
 }  // namespace llmk::compat

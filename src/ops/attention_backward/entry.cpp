@@ -6,6 +6,7 @@
 #include <core/op/queries.hpp>
 #include <core/spaces.hpp>
 #include <core/validate.hpp>
+#include <ops/attention_backward/heads.hpp>
 #include <ops/attention_backward/op.hpp>
 
 #include <array>
@@ -24,9 +25,7 @@ using namespace op::attention_backward;
 void check_sizes(index_t B, index_t T, index_t C, index_t NH, const char* c_from,
                  const char* nh_from) {
   using core::checked_product;
-  if (NH < 1)
-    throw std::invalid_argument(std::string(kOpName) + ": NH = " + std::to_string(NH) + " (" +
-                                nh_from + "): at least one head was expected");
+  op::attention::check_some_heads(kOpName, NH, nh_from);
   const index_t M = checked_product(B, T, kOpName, "M = B·T");
   const index_t C3 = checked_product(3, C, kOpName, "3C");
   checked_product(M, C3, kOpName, "the elements of qkv and dqkv, B·T·3C");
@@ -35,10 +34,7 @@ void check_sizes(index_t B, index_t T, index_t C, index_t NH, const char* c_from
   checked_product(NHT, T, kOpName, "NH·T·T, att's elements per sequence");
   checked_product(checked_product(B, NHT, kOpName, "B·NH·T"), T, kOpName,
                   "the elements of att, B·NH·T·T");
-  if (C % NH != 0)
-    throw std::invalid_argument(std::string(kOpName) + ": C = " + std::to_string(C) + " (" +
-                                c_from + ") is not a multiple of NH = " + std::to_string(NH) +
-                                " (" + nh_from + "): a head has HS = C / NH channels");
+  op::attention::check_heads_divide(kOpName, C, NH, c_from, nh_from);
 }
 
 // The arguments of a call after the shape checks: dqkv, qkv (B·T, 3C),
@@ -57,39 +53,23 @@ template <class ExecSpace>
 Operands<ExecSpace> validated(const Out<ExecSpace>& dqkv, const In<ExecSpace>& dout,
                               const In<ExecSpace>& qkv, const In<ExecSpace>& att) {
   using detail::arg_info;
-  using detail::expect_extents;
+  using op::attention::refuse_rank;
   const auto a_dqkv = arg_info("dqkv", dqkv, true);
   const auto a_dout = arg_info("dout", dout, false);
   const auto a_qkv = arg_info("qkv", qkv, false);
   const auto a_att = arg_info("att", att, false);
-  const auto refuse_rank = [](const detail::ArgInfo& a, const char* expected) {
-    throw std::invalid_argument(std::string(kOpName) + ": argument '" + a.name +
-                                "' has extents " + detail::extents_string(a) + " but " +
-                                expected + " was expected");
-  };
-  if (att.rank() != 4) refuse_rank(a_att, "rank 4 (B, NH, T, T)");
+  if (att.rank() != 4) refuse_rank(kOpName, a_att, "rank 4 (B, NH, T, T)");
   const index_t B = att.extent(0), NH = att.extent(1), T = att.extent(2);
-  expect_extents(kOpName, a_att, {B, NH, T, T}, "(B, NH, T, T), a T × T matrix per (b, h)");
+  detail::expect_extents(kOpName, a_att, {B, NH, T, T},
+                         "(B, NH, T, T), a T × T matrix per (b, h)");
   if (dout.rank() != 2 && dout.rank() != 3)
-    refuse_rank(a_dout, "rank 2 (B·T, C) or rank 3 (B, T, C)");
-  const bool rank3 = dout.rank() == 3;
-  const index_t qkv_last = qkv.rank() > 0 ? qkv.extent(qkv.rank() - 1) : 0;
-  const bool c_from_qkv = qkv.rank() == dout.rank() && qkv_last % 3 == 0;
-  const index_t C = c_from_qkv ? qkv_last / 3 : dout.extent(dout.rank() - 1);
-  check_sizes(B, T, C, NH, c_from_qkv ? "qkv's last extent / 3" : "dout's last extent",
-              "att's extent 1, the heads");
+    refuse_rank(kOpName, a_dout, "rank 2 (B·T, C) or rank 3 (B, T, C)");
+  const op::attention::Channels ch = op::attention::channels_of(dout, qkv);
+  const index_t C = ch.C;
+  check_sizes(B, T, C, NH, ch.from(), "att's extent 1, the heads");
   const index_t M = B * T;
-  if (rank3) {
-    expect_extents(kOpName, a_dout, {B, T, C}, "(B, T, C) from att's B, T and qkv's C");
-    expect_extents(kOpName, a_qkv, {B, T, 3 * C},
-                   c_from_qkv ? "(B, T, 3C) from att's B and T" : "(B, T, 3C) from att's B, T and dout's C");
-    expect_extents(kOpName, a_dqkv, {B, T, 3 * C}, "(B, T, 3C), the extents of qkv");
-  } else {
-    expect_extents(kOpName, a_dout, {M, C}, "(B·T, C) from att's B, T and qkv's C");
-    expect_extents(kOpName, a_qkv, {M, 3 * C},
-                   c_from_qkv ? "(B·T, 3C) from att's B and T" : "(B·T, 3C) from att's B, T and dout's C");
-    expect_extents(kOpName, a_dqkv, {M, 3 * C}, "(B·T, 3C), the extents of qkv");
-  }
+  op::attention::expect_activations(kOpName, "att", dout.rank() == 3, B, T, ch, a_dqkv, a_dout,
+                                    a_qkv);
   const auto args = {a_dqkv, a_dout, a_qkv, a_att};
   detail::check_storage(kOpName, args);
   detail::check_memory_space<ExecSpace>(kOpName, args);

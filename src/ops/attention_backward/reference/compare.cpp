@@ -16,4 +16,10 @@ double tolerance(Precision precision) {
 
 double pair_tolerance(Precision precision) { return 2 * attention::tolerance(precision); }
 
+double recompute_tolerance(Precision precision) { return attention::tolerance(precision); }
+
+double recompute_vs_materialized_tolerance(Precision precision) {
+  return precision == Precision::bf16 ? 4 * kBf16Tolerance : pair_tolerance(precision);
+}
+
 }  // namespace llmk::reference::attention

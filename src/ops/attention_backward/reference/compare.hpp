@@ -72,4 +72,28 @@ double tolerance(Precision precision);
 // are within twice that of each other (comparing two backends).
 double pair_tolerance(Precision precision);
 
+// The recompute variant's dqkv (attention_backward_recompute, against
+// reference_backward_recompute from the same q, k, v, dout, out and lse):
+// the same constants. Its float32 steps beside those above: the logit
+// α·q·k, a float32 dot of HS terms (≈ u·√HS relative), and exp(logit − lse)
+// whose argument carries an absolute error of ≈ u·(|logit| + |lse|), the
+// relative error of P (lse ≤ log T + the largest logit: ≈ 11 at T = 1024,
+// so ≈ 11u); D = dout_h · out_h, a float32 dot like datt (≈ u·√HS). So at
+// most ≈ u·(√HS + √T + 11), 3e-6 at T = 1024: within kFloat32Tolerance, and
+// bf16 (inputs exact in the reference, one rounding of the float result)
+// within kBf16Tolerance. Measured with "flash" on OpenMP (llmk-perf, B 1,
+// T 1024): fp32 7.3e-7, bf16 1.7e-3. The planted bugs that tests/README.md
+// lists give relative errors of 0.1 and more.
+double recompute_tolerance(Precision precision);
+
+// attention_backward_recompute's dqkv against attention_backward's on the
+// same make_problem (recompute from out and lse, materialized from att):
+// each within its tolerance of its own reference, and the two references
+// apart by the rounding of their inputs: in fp32 att, out and lse are
+// float roundings of one forward (a few u apart: pair_tolerance); in bf16
+// att and out are rounded to bf16 each (2⁻⁹ relative per element), which
+// moves each reference by up to one bf16 rounding, kBf16Tolerance:
+// 4 × kBf16Tolerance in all (the two results' and the two references').
+double recompute_vs_materialized_tolerance(Precision precision);
+
 }  // namespace llmk::reference::attention

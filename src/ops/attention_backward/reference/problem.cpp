@@ -67,6 +67,8 @@ HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision precision
   p.dout.resize(B * T * C);
   p.dqkv.resize(B * T * 3 * C);
   p.att.resize(B * NH * T * T);
+  p.out.resize(B * T * C);
+  p.lse.resize(B * NH * T);
   std::vector<float> masked(p.att.size());
   // A different stream per array, so no two arrays hold the same values.
   std::vector<float>* arrays[] = {&p.qkv, &p.dout, &p.dqkv, &masked};
@@ -83,7 +85,7 @@ HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision precision
   // The forward's att from the (rounded) q and k: each row's softmax over
   // its causal part in double (the largest logit subtracted), then rounded.
   const double scale = HS > 0 ? 1.0 / std::sqrt(double(HS)) : 1.0;
-  std::vector<double> logit(T);
+  std::vector<double> logit(T), out_row(HS);
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t h = 0; h < NH; ++h)
       for (std::size_t t = 0; t < T; ++t) {
@@ -103,6 +105,19 @@ HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision precision
           const float a = u <= t ? float(std::exp(logit[u] - most) / sum) : masked[row + u];
           p.att[row + u] = bf16 ? round_to_bf16(a) : a;
         }
+        // out_h[t] = Σ_u att[t, u]·v[u] (in increasing u) and lse[t], from
+        // the unrounded att.
+        std::fill(out_row.begin(), out_row.end(), 0.0);
+        for (std::size_t u = 0; u <= t; ++u) {
+          const double w = std::exp(logit[u] - most) / sum;
+          const float* v = p.qkv.data() + (b * T + u) * 3 * C + 2 * C + h * HS;
+          for (std::size_t d = 0; d < HS; ++d) out_row[d] += w * double(v[d]);
+        }
+        for (std::size_t d = 0; d < HS; ++d) {
+          const float o = float(out_row[d]);
+          p.out[(b * T + t) * C + h * HS + d] = bf16 ? round_to_bf16(o) : o;
+        }
+        p.lse[(b * NH + h) * T + t] = float(most + std::log(sum));
       }
   return p;
 }

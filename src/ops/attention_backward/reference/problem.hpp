@@ -50,10 +50,16 @@ std::vector<Shape> gpt2_shapes();
 // row-major host arrays (llm.c's layout): qkv, dqkv (B·T)×3C, dout (B·T)×C,
 // att (B·NH·T)×T. Values that the problem's element type holds exactly (in
 // bf16, round_to_bf16(x) == x).
+//
+// And for the recompute variant (attention_backward_recompute), in place of
+// att: the forward's out (B·T)×C (out_h = att_h·v_h, heads side by side as
+// in dout) and lse (B·NH·T) float, the log-sum-exp of each row's causal
+// logits q_t·k_t'/√HS (lse[(b·NH + h)·T + t]).
 struct HostProblem {
   Shape shape;
   Precision precision = Precision::fp32;
   std::vector<float> dout, qkv, att;  // inputs
+  std::vector<float> out, lse;        // the recompute variant's inputs in place of att
   std::vector<float> dqkv;            // initial gradient
 };
 
@@ -66,7 +72,9 @@ struct HostProblem {
 // nothing may read, holds random values of its own stream in [-1, 1), not
 // the zeros llm.c's CPU forward writes, so that reading it shows. Each array
 // has its own stream (derived from `seed`); a bf16 problem holds the fp32
-// problem's values rounded to bf16. std::invalid_argument for tf32,
+// problem's values rounded to bf16. out and lse are the same forward's in
+// double (att unrounded), out then rounded to the element type, lse to
+// float. std::invalid_argument for tf32,
 // bf16_fp32grad, NH < 1 or C not a multiple of NH.
 HostProblem make_problem(const Shape& shape, std::uint32_t seed = 2024,
                          Precision precision = Precision::fp32);

@@ -34,4 +34,15 @@ enum class Masking { Causal, Dense };
 std::vector<double> reference_backward(const HostProblem& p, bool overwrite = true,
                                        Masking masking = Masking::Causal, int threads = 0);
 
+// The recompute variant's (attention_backward_recompute) dqkv in double,
+// from q, k, v, dout, out and lse alone (att is not read): per (b, h),
+//   P[t, u] = exp(α q_t·k_u − lse[t])   (u ≤ t; 0 above)
+//   drow[t] = D[t] = dout_h[t] · out_h[t]
+// then the formulas above with P for att and D for drow, through the same
+// loops as reference_backward (Causal). With p's out and lse those of its
+// att (make_problem), the two references agree up to the rounding of att,
+// out and lse to their types (tests/test_attention_reference.cpp).
+std::vector<double> reference_backward_recompute(const HostProblem& p, bool overwrite = true,
+                                                 int threads = 0);
+
 }  // namespace llmk::reference::attention

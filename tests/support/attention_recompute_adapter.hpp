@@ -1,0 +1,154 @@
+// llmk::attention_backward_recompute described to the contract tests
+// (tests/contract/operation.hpp lists what an adapter provides): the
+// attention adapter's shapes, problems and options (support/attention_adapter.hpp),
+// with the recompute variant's arguments (out and lse in place of att), its
+// implementations, its float64 reference (reference_backward_recompute) and
+// its calls. Members it does not redeclare are attention_backward's.
+#pragma once
+
+#include "support/attention_adapter.hpp"
+
+namespace llmk_test {
+
+struct AttentionBackwardRecomputeContract : AttentionBackwardContract {
+  static std::string name() { return "attention_backward_recompute"; }
+  // "flash" tiles by the space's tuning, and the host spaces share one: the
+  // same sums in the same order on Serial and OpenMP.
+  static constexpr bool same_bits_on_host_spaces = true;
+
+  // No math mode (no TF32: no implementation has tensor cores): every space
+  // runs each.
+  static std::vector<Precision> precisions() { return {Precision::fp32, Precision::bf16}; }
+  static bool everywhere(Precision) { return true; }
+
+  template <class Space>
+  static ImplCatalog catalog() {
+    return {as_impl_infos(llmk::attention_backward_recompute_impls()),
+            [](const std::string& impl) {
+              return llmk::attention_backward_recompute_available<Space>(impl);
+            },
+            [](Precision p) {
+              return llmk::attention_backward_recompute_auto_impl<Space>(
+                  llmk::reference::precision_name(p));
+            }};
+  }
+
+  // The other operations' names that are not this one's ("materialized",
+  // "naive", "tiled", "blocked", ...).
+  static std::vector<std::string> foreign_impls() {
+    std::vector<std::string> v = AttentionBackwardContract::foreign_impls();
+    for (const llmk::ImplInfo& info : llmk::attention_backward_impls()) v.push_back(info.name);
+    return v;
+  }
+
+  // "flash" at T = 1024 takes seconds on a CPU: none is slow.
+  template <class Space>
+  static std::string slow_reason(const std::string&, const Shape&) {
+    return {};
+  }
+  // lse's element n/2 + 1 (where NanInputs plants its NaN) is (h 1, t 4):
+  // its row's P is NaN, so dq[4] and dk of the keys ≤ 4 are.
+  static Shape nan_shape() { return {"nan", 1, 6, 6, 3}; }
+
+  // --- arguments, in the order of the entry points --------------------------------
+
+  enum Arg : std::size_t { dqkv, dout, qkv, out, lse };
+
+  static std::vector<ArgSpec> args(const Shape& s, Precision p) {
+    const std::int64_t B = s.B, T = s.T, M = s.M(), C = s.C, NH = s.NH;
+    const llmk::DType type = p == Precision::bf16 ? llmk::DType::bf16 : llmk::DType::f32;
+    std::vector<ArgSpec> v(5);
+    v[dqkv] = {"dqkv", true, {M, 3 * C}, {B, T, 3 * C}, type};
+    v[dqkv].role = "dqkv";
+    v[dqkv].alignment = Alignment::Element;
+    v[dout] = {"dout", false, {M, C}, {B, T, C}, type};
+    v[qkv] = {"qkv", false, {M, 3 * C}, {B, T, 3 * C}, type};
+    v[qkv].alignment = Alignment::Element;
+    v[out] = {"out", false, {M, C}, {B, T, C}, type};
+    for (const Arg a : {dout, qkv, out}) v[a].group = v[a].role = "inputs";
+    // lse is (B, NH, T) float through every entry; it fixes B, NH and T.
+    v[lse] = {"lse", false, {B, NH, T}, {B, NH, T}, llmk::DType::f32};
+    v[lse].leader = true;
+    v[lse].role = "lse";
+    v[lse].float_only = true;  // const float* in the raw-pointer entry
+    v[lse].alignment = Alignment::Element;
+    return v;
+  }
+
+  // In the order the entry checks them (entry.cpp's check_sizes).
+  static std::vector<contract::Overflow> overflows() {
+    constexpr std::int64_t k20 = std::int64_t(1) << 20, k32 = std::int64_t(1) << 32,
+                           k40 = std::int64_t(1) << 40, k62 = std::int64_t(1) << 62;
+    return {
+        {{k32, k32, 4, 1}, "M = B·T"},         // 2⁶⁴ wraps int64 to 0
+        {{1, 1, k62, 1}, "3C"},                // 3·2⁶² wraps
+        {{k20, k20, k20, 1}, "B·T·3C"},        // 3·2⁶⁰ elements of qkv
+        {{1, k40, 4, k32}, "NH·T"},            // 2⁷² elements of lse per sequence
+        // No sequences, so every array is empty, yet the sizes alone overflow:
+        // refused on the per-sequence counts.
+        {{0, 3, k62, 1}, "3C"},
+        {{0, k40, 4, k32}, "NH·T"},
+    };
+  }
+
+  // --- problems and the reference ---------------------------------------------------
+
+  template <class P>
+  static auto& values(P& p, std::size_t arg) {
+    switch (arg) {
+      case dqkv: return p.dqkv;
+      case dout: return p.dout;
+      case qkv: return p.qkv;
+      case out: return p.out;
+      case lse: return p.lse;
+    }
+    throw std::out_of_range("attention_backward_recompute has 5 arguments");
+  }
+
+  static std::vector<std::vector<double>> reference(const Problem& p,
+                                                    const contract::Overwrites& o) {
+    return {llmk::reference::attention::reference_backward_recompute(p, o[0])};
+  }
+  // Its sums run over the causal terms alone: exactly the reference's NaN
+  // (the bound is the reference itself).
+  static std::vector<std::vector<double>> nan_bound(const Problem& p,
+                                                    const contract::Overwrites& o) {
+    return reference(p, o);
+  }
+
+  static Options options(const std::string& impl, Precision, const contract::Overwrites& o) {
+    Options options;
+    options.impl = impl;
+    options.dqkv_update = contract::update(o[0]);
+    return options;
+  }
+
+  static double tolerance(Precision p, std::size_t) {
+    return llmk::reference::attention::recompute_tolerance(p);
+  }
+
+  // --- calls ------------------------------------------------------------------------
+
+  template <class Space>
+  static std::size_t workspace_bytes(const Shape& s, const Options& options, Precision p) {
+    return llmk::attention_backward_recompute_workspace_bytes<Space>(
+        s.B, s.T, s.C, s.NH, options, llmk::reference::precision_name(p));
+  }
+
+  template <class Target, class Space>
+  static void call(Target& target, const std::vector<llmk::TensorRef<Space>>& out,
+                   const std::vector<llmk::ConstTensorRef<Space>>& in, const Options& options) {
+    llmk::attention_backward_recompute(target, out[0], in[0], in[1], in[2], in[3], options);
+  }
+
+  template <class Target>
+  static void call_raw(Target& target, const std::vector<llmk::BufferRef>& out,
+                       const std::vector<llmk::ConstBufferRef>& in,
+                       const std::vector<std::int64_t>& dims, const Options& options) {
+    llmk::attention_backward_recompute(target, out[0], in[0], in[1], in[2],
+                                       static_cast<const float*>(in[3].data), dims[0], dims[1],
+                                       dims[2], dims[3], options);
+  }
+};
+
+}  // namespace llmk_test
