@@ -440,9 +440,12 @@ struct FlashDkDv : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
       for (int c = 0; c < RD; ++c) d[c] = db + c * DB < hs ? db + c * DB : hs - 1;
       for (int y = 0; y < RJ; ++y)
         for (int c = 0; c < RD; ++c) {
+          // A clamped slot (a key or channel past the tile) is another
+          // thread's element: not read (racecheck flagged the read against
+          // its owner's write), summed from 0 and never written back.
           live[y][c] = jb + y * JB < nk && db + c * DB < hs;
-          sv[y][c] = dv[j[y] * ld + d[c]];
-          sk[y][c] = dk[j[y] * ld + d[c]];
+          sv[y][c] = live[y][c] ? dv[j[y] * ld + d[c]] : 0.0f;
+          sk[y][c] = live[y][c] ? dk[j[y] * ld + d[c]] : 0.0f;
         }
       for (index_t i = start; i < nq; ++i) {
         float gd[RD], qd[RD];
@@ -550,8 +553,8 @@ struct FlashDq : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
       for (int c = 0; c < RD; ++c) d[c] = db + c * DB < hs ? db + c * DB : hs - 1;
       for (int x = 0; x < RI; ++x)
         for (int c = 0; c < RD; ++c) {
-          live[x][c] = ib + x * IB < nq && db + c * DB < hs;
-          s[x][c] = dq[i[x] * ld + d[c]];
+          live[x][c] = ib + x * IB < nq && db + c * DB < hs;  // as add_key_terms'
+          s[x][c] = live[x][c] ? dq[i[x] * ld + d[c]] : 0.0f;
         }
       for (index_t j = 0; j < stop; ++j) {
         float kd[RD];
