@@ -130,7 +130,8 @@ void attention_dqkv_naive(const ExecSpace& exec, const AttentionArgs<TIn, TD>& a
 
 // The T × T steps run a row (b, h, t) per vector of lanes (a warp on Cuda:
 // its sums by shuffles, no shared memory or barrier), Tuning::rows_per_team
-// rows in a team. Column indices are int (T < 2³¹: the entry checks NH·T·T).
+// rows in a team. Column indices are int: T < 2³¹ wherever att exists (its
+// T·T elements a head would be 2⁶² or more; the entry checks NH·T·T in int64).
 // A first version (a team of 128 threads per row; the masked copy over a
 // flat index with 64-bit divisions per element) made "cublas" take 1.64 ms a
 // call at B 8, T 1024 in bf16 on the H200, where cuBLAS's four products
