@@ -30,9 +30,11 @@
 // Element types, one of these configurations (llmk::bf16: bf16.hpp):
 //   "fp32"  everything float
 //   "bf16"  dout, qkv, att and dqkv bf16 (llm.c's training)
-// Sums accumulate in float and stay float between the steps (datt, dpreatt
-// are float whatever the inputs); each element of dqkv is rounded once into
-// its type. options.math: only Math::fp32 (TF32 comes with the cuBLAS paths).
+// Sums accumulate in float. "materialized" and "naive" keep datt and dpreatt
+// float whatever the inputs and round each element of dqkv once into its
+// type; "cublas" (Cuda) rounds dpreatt to bf16 in "bf16" (cuBLAS's bf16
+// products take two bf16 inputs, as llm.c's). options.math = Math::tf32:
+// "fp32" arrays with TF32 products ("cublas" only).
 //
 // NaN and Inf in an input reach at least the elements of dqkv that depend on
 // it through the causal part; an implementation that multiplies the masked
@@ -101,7 +103,8 @@ template <class ExecSpace>
 std::string attention_backward_auto_impl(std::string_view precision = "fp32",
                                          Math math = Math::fp32);
 // Bytes of workspace a call with these sizes needs (Context::use_workspace).
-// "materialized" holds B·NH·T·T floats (datt, then dpreatt).
+// "materialized" holds B·NH·T·T floats (datt, then dpreatt); "cublas"
+// B·NH·T·T × 8 bytes.
 template <class ExecSpace>
 std::size_t attention_backward_workspace_bytes(index_t B, index_t T, index_t C, index_t NH,
                                                const AttentionBackwardOptions& options = {},
