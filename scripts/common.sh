@@ -221,8 +221,18 @@ llmk_setup_and_build() {
   mkdir -p "$LLMK_BUILD_DIR"
   # Kokkos_DIR and KokkosKernels_DIR are unset so that a changed prefix (a new
   # hash, another Kokkos_ROOT) is found again rather than the cached one reused.
+  # The project's own prefix has KokkosKernels (and CUDA builds cuBLAS): ask
+  # for them, so that a prefix without them fails here instead of quietly
+  # dropping their implementations and tests (CMake's AUTO, kept for a
+  # Kokkos_ROOT of the user's). LLMK_CMAKE_ARGS come after: they override.
+  local wanted=()
+  if [ -z "${Kokkos_ROOT:-}" ]; then
+    wanted+=(-DLLMK_ENABLE_KOKKOSKERNELS=ON)
+    [ "$backend" != cuda ] || wanted+=(-DLLMK_ENABLE_CUBLAS=ON)
+  fi
   local args=(-S "$LLMK_ROOT" -B "$LLMK_BUILD_DIR" -G Ninja "-DCMAKE_PREFIX_PATH=$prefix"
-              -UKokkos_DIR -UKokkosKernels_DIR ${LLMK_CMAKE_ARGS[@]+"${LLMK_CMAKE_ARGS[@]}"})
+              -UKokkos_DIR -UKokkosKernels_DIR ${wanted[@]+"${wanted[@]}"}
+              ${LLMK_CMAKE_ARGS[@]+"${LLMK_CMAKE_ARGS[@]}"})
   if [ "$backend" = cuda ]; then
     # nvcc_wrapper lives in the Kokkos prefix (the first entry when Kokkos_ROOT is given).
     args+=("-DCMAKE_CXX_COMPILER=${prefix%%;*}/bin/nvcc_wrapper")
