@@ -144,10 +144,12 @@ def bar_rows(records, precision, metric):
     """[(label, value or None, color)] of one precision, in the table's order."""
     rows = []
     for r in records:
-        if precision_of(r) != precision or is_ceiling_row(r) and metric == "gbs":
+        # peer:copy is the ceiling in GB/s and no computation at all in
+        # TFLOP/s (llmk-perf still divides the operation's FLOPs by its time).
+        if precision_of(r) != precision or is_ceiling_row(r):
             continue
         if value(r, metric) is None and not r.get("skipped") and r.get("ms_median") is not None:
-            continue  # timed, but not in this metric (attention's peer:copy in TFLOP/s)
+            continue  # timed, but not in this metric
         name = r["impl"] + ("*" if r.get("imported") else "")
         peer = r.get("kind") == "peer" or r["impl"].startswith("peer:")
         color = TORCH_COLOR if "pytorch" in r["impl"] else PEER_COLOR if peer else IMPL_COLOR
@@ -304,6 +306,9 @@ def docs_plots(out_dir):
         (j("layernorm-C768-h200.png"), draw_bars,
          dict(spec=R("h200-layernorm-rows-C768-device.json"),
               title="layernorm_backward B=8 T=1024 C=768 (dinp +=), H200, llmk: device time")),
+        (j("attention-T1024-h200.png"), draw_bars,
+         dict(spec=R("h200-attention-T1024.json"),
+              title="attention_backward, B=8 T=1024 C=768 NH=12, H200 (12-01)")),
         (j("matmul-seed-climb-h200.png"), draw_climb,
          dict(specs=MATMUL_CLIMB, impls=["tiled", "cublas", "cublaslt", "kokkoskernels"],
               precisions=["fp32"],
@@ -355,6 +360,12 @@ def selftest():
     names = [n for n, _, _ in bar_rows(recs, "fp32", "gbs")]
     expect("layernorm: peer:copy is the ceiling, not a bar", float("peer:copy" in names), 0.0)
     expect("layernorm: imported rows marked", float("peer:pytorch-eager*" in names), 1.0)
+
+    machine, recs = load(R("h200-attention-T1024.json"))[0]
+    names = [n for n, _, _ in bar_rows(recs, "bf16", "tflops")]
+    expect("attention: peer:copy (FLOPs over a copy's time) is not a TFLOP/s bar",
+           float("peer:copy" in names), 0.0)
+    expect("attention: cublas is", float("cublas" in names), 1.0)
 
     runs = load(R("h200-matmul-before-after-wrapper.json") + ":A2/matmul-after-")
     expect("a run prefix takes each of its runs", float(len(runs)), 2.0)
