@@ -106,14 +106,20 @@ class DeviceArray {
 };
 
 // How a row-major matrix of each batch lies in its buffer.
+// Batch j is batch j % per_group of group j / per_group.
 struct Stored {
   index_t rows, cols, ld, stride, first;  // `first`: the first batch's first element
+  index_t per_group = 1 << 30, group_stride = 0;
   index_t at(index_t batch, index_t r, index_t c) const {
-    return first + batch * stride + r * ld + c;
+    return first + batch / per_group * group_stride + batch % per_group * stride + r * ld + c;
   }
 };
 
-enum class Batches { one, apart, side_by_side };
+// grouped: 2 groups of 3 batches side by side, the groups one after the
+// other, every address 16-byte aligned (one pointer-array launch);
+// grouped_odd: the same with odd strides (a strided launch per group).
+enum class Batches { one, apart, side_by_side, grouped, grouped_odd };
+constexpr index_t kPerGroup = 3, kGroups = 2;
 
 // Elements of NaN before and after every matrix: 32 bytes of float, 16 of
 // bf16 (B is moved one element further: see MatchesFloat64Reference).
@@ -129,14 +135,24 @@ Stored stored_layout(index_t rows, index_t cols, Batches batches, index_t batch)
       return {rows, cols, cols + 3, rows * (cols + 3) + 5, kBand};
     case Batches::side_by_side:
       break;
+    case Batches::grouped:
+    case Batches::grouped_odd: {
+      const bool odd = batches == Batches::grouped_odd;
+      const index_t stride = odd ? cols + 1 : (cols + 7) / 8 * 8;  // 8 elements: 16 bytes of bf16
+      const index_t ld = kPerGroup * stride + (odd ? 2 : 8);
+      const index_t group_stride = rows * ld + (odd ? 5 : 16);
+      return {rows, cols, ld, stride, kBand, kPerGroup, group_stride};
+    }
   }
   const index_t stride = cols + 1;
   return {rows, cols, batch * stride + 2, stride, kBand};
 }
 
 index_t buffer_size(const Stored& s, index_t batch, index_t band = kBand) {
-  return s.first + (batch - 1) * s.stride + (s.rows - 1) * s.ld + s.cols + band;
+  return s.at(batch - 1, s.rows - 1, s.cols - 1) + 1 + band;
 }
+
+bool is_grouped(Batches b) { return b == Batches::grouped || b == Batches::grouped_odd; }
 
 // A buffer of NaN with random values of `type` at the matrix's elements:
 // uniform in [-1, 1), exactly representable in `type`.
@@ -161,11 +177,20 @@ double op_at(const std::vector<double>& x, const Stored& s, cu::Op op, index_t j
 
 enum class Executor { gemm_ex, lt };
 
-// Prepares and launches g, then waits for it.
-void run(Executor executor, llmk::Context<Kokkos::Cuda>& ctx, const cu::Gemm& g) {
+// Prepares and launches g, then waits for it. A grouped GEMM gets pointer
+// arrays; it must use them exactly where expected.
+void run(Executor executor, llmk::Context<Kokkos::Cuda>& ctx, const cu::Gemm& g,
+         bool expect_arrays = false) {
   auto& state = ctx.state();
   if (executor == Executor::gemm_ex) {
-    const cu::GemmEx gemm(g);
+    cu::GemmEx gemm(g);
+    const std::size_t count = cu::GemmPointerArrays::count(g);
+    // (Kokkos has no View of void pointers: the same bytes as integers.)
+    Kokkos::View<std::uintptr_t*, Kokkos::CudaSpace> device("cublas_gemm_test_pointers", count);
+    cu::GemmPointerArrays arrays(reinterpret_cast<const void**>(device.data()), count);
+    arrays.add(gemm);
+    EXPECT_EQ(gemm.uses_pointer_arrays(), expect_arrays);
+    arrays.write(state.exec());
     gemm.launch(state.resource<llmk::backends::CublasHandle>());
   } else {
     const cu::LtMatmul gemm(state.resource<llmk::backends::CublasLtHandle>(), g);
@@ -204,7 +229,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
   const auto op = [](cu::Op o) { return o == cu::Op::N ? "N" : "T"; };
   const char* types[] = {"f32", "tf32", "bf16", "bf16_f32"};
-  const char* batches[] = {"one", "apart", "side_by_side"};
+  const char* batches[] = {"one", "apart", "side_by_side", "grouped", "grouped_odd"};
   return std::string(c.executor == Executor::gemm_ex ? "gemm_ex" : "lt") + "_" + op(c.op_a) +
          op(c.op_b) + "_" + types[int(c.types)] + "_" + batches[int(c.batches)] + "_beta" +
          (c.beta == 0.0f ? "0" : "1");
@@ -216,8 +241,11 @@ std::vector<Case> all_cases() {
     for (cu::Op a : {cu::Op::N, cu::Op::T})
       for (cu::Op b : {cu::Op::N, cu::Op::T})
         for (Types t : {Types::f32, Types::tf32, Types::bf16, Types::bf16_to_f32})
-          for (Batches s : {Batches::one, Batches::apart, Batches::side_by_side})
-            for (float beta : {0.0f, 1.0f}) cases.push_back({e, a, b, t, s, beta});
+          for (Batches s : {Batches::one, Batches::apart, Batches::side_by_side, Batches::grouped,
+                            Batches::grouped_odd})
+            for (float beta : {0.0f, 1.0f})
+              if (e == Executor::gemm_ex || !is_grouped(s))  // cuBLASLt: one group
+                cases.push_back({e, a, b, t, s, beta});
   return cases;
 }
 
@@ -227,7 +255,8 @@ TEST_P(CublasGemm, MatchesFloat64Reference) {
   const Case c = GetParam();
   // Distinct m, n, k: a transposition mixed up reads the wrong elements.
   const index_t m = 37, n = 29, k = 45;
-  const index_t batch = c.batches == Batches::one ? 1 : 3;
+  const bool grouped = is_grouped(c.batches);
+  const index_t batch = c.batches == Batches::one ? 1 : grouped ? kPerGroup * kGroups : 3;
   const float alpha = c.beta == 0.0f ? 0.75f : -1.5f;
   const cudaDataType_t in = input_type(c.types), out = output_type(c.types);
   std::mt19937 rng(20240611u);
@@ -243,20 +272,23 @@ TEST_P(CublasGemm, MatchesFloat64Reference) {
   if (c.beta == 0.0f) d0.assign(d0.size(), kNaN);  // β = 0: D is not read
   // B one element further: 4 bytes aligned (float) or 2 (bf16), where A and
   // D are 32 or 16 (cuBLASLt's heuristic must be told). Side by side, the
-  // odd batch strides misalign the later batches of every operand.
-  b.insert(b.begin(), kNaN);
+  // odd batch strides misalign the later batches of every operand. Grouped
+  // (aligned), B stays aligned: pointer arrays need every address aligned.
+  const index_t shift = c.batches == Batches::grouped ? 0 : 1;
+  b.insert(b.begin(), std::size_t(shift), kNaN);
   const DeviceArray da(a, in), db(b, in), dd(d0, out);
 
   cu::Gemm g;
   g.what = "test";
   g.m = m, g.n = n, g.k = k;
   g.op_a = c.op_a, g.op_b = c.op_b;
-  g.a = {da.at(sa.first), sa.ld, in, sa.stride};
-  g.b = {db.at(sb.first + 1), sb.ld, in, sb.stride};
-  g.d = {dd.at(sd.first), sd.ld, out, sd.stride};
+  g.a = {da.at(sa.first), sa.ld, in, sa.stride, sa.group_stride};
+  g.b = {db.at(sb.first + shift), sb.ld, in, sb.stride, sb.group_stride};
+  g.d = {dd.at(sd.first), sd.ld, out, sd.stride, sd.group_stride};
   g.alpha = alpha, g.beta = c.beta;
   g.compute = c.types == Types::tf32 ? cu::Compute::tf32 : cu::Compute::fp32;
-  g.batch = batch;
+  g.batch = grouped ? kPerGroup : batch;
+  g.groups = grouped ? kGroups : 1;
   Kokkos::View<unsigned char*, Kokkos::CudaSpace> workspace;
   if (c.executor == Executor::lt) {
     workspace = decltype(workspace)("cublas_gemm_test_workspace", kLtWorkspaceBytes);
@@ -264,12 +296,12 @@ TEST_P(CublasGemm, MatchesFloat64Reference) {
   }
 
   llmk::Context<Kokkos::Cuda> ctx;
-  run(c.executor, ctx, g);
+  run(c.executor, ctx, g, c.batches == Batches::grouped);
 
   const std::vector<unsigned char> got = dd.bytes();
   std::vector<bool> in_d(d0.size(), false);
   const double rel = relative_tolerance(c.types, k);
-  b.erase(b.begin());  // back to sb's indices
+  b.erase(b.begin(), b.begin() + shift);  // back to sb's indices
   int bad = 0;
   for (index_t j = 0; j < batch; ++j)
     for (index_t i = 0; i < m; ++i)
@@ -555,6 +587,19 @@ std::vector<BadCase> bad_cases() {
          g.batch = 2;
          g.d.ld = 9;
          g.d.stride = 5;
+       }},
+      {"zero_groups", "groups = 0", [](cu::Gemm& g) { g.groups = 0; }},
+      {"negative_group_stride", "group stride of A",
+       [](cu::Gemm& g) {
+         g.groups = 2;
+         g.a.group_stride = -1;
+       }},
+      // 2 groups of one 8×5 batch of D at a group stride of 39 elements: the
+      // second group's first element is the first group's last.
+      {"groups_of_d_overlap", "groups of D overlap",
+       [](cu::Gemm& g) {
+         g.groups = 2;
+         g.d.group_stride = 39;
        }},
       {"d_meets_a", "overlaps A", [](cu::Gemm& g) { g.d.data = const_cast<void*>(g.a.data); }},
       {"float_into_bf16", "need a float32 D", [](cu::Gemm& g) { g.d.type = CUDA_R_16BF; }},

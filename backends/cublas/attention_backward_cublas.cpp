@@ -1,8 +1,8 @@
 // "cublas" for attention_backward (src/ops/attention_backward/cublas.hpp
-// says what it computes): the four products as cuBLAS strided-batched GEMMs
-// on qkv's, dout's and dqkv's own rows, through the shared wrapper's GemmEx
-// (gemm.hpp), all described and checked before the first launch; the T × T
-// steps between them by kernels/attention_backward.hpp.
+// says what it computes): the four products of each block of query rows as
+// cuBLAS batched GEMMs on qkv's, dout's and dqkv's own rows, through the
+// shared wrapper's GemmEx (gemm.hpp), all described and checked before the
+// first launch; the T × T steps between them by kernels/attention_backward.hpp.
 #include "gemm.hpp"
 
 #include <kernels/attention_backward.hpp>
@@ -17,51 +17,34 @@ namespace {
 
 namespace cb = backends::cublas;
 
-// One launch's batch: every head of sequence `outer` (batches h, NH of them)
-// or one head `outer` of every sequence (batches b, B of them), whichever
-// loop is shorter. An operand's batch stride and first element follow.
-struct Batching {
-  bool by_sequence = true;  // the loop over b; else over h
-  index_t launches = 0, batch = 0;
-  index_t T = 0, C = 0, NH = 1, HS = 0;
+// The heads of one launch: NH batches (b, h) of every sequence b, h's at
+// stride HS inside a row, in B groups of T rows; the T × T matrices of
+// (b, h) at (b·NH + h)·T·T. `row` and `col` offset a row-major operand to
+// its block.
+struct Heads {
+  index_t B = 0, T = 0, NH = 1, HS = 0;
 
-  explicit Batching(const Sizes& s)
-      : by_sequence(s.M <= s.NH),
-        launches(by_sequence ? s.M : s.NH),
-        batch(by_sequence ? s.NH : s.M),
-        T(s.T),
-        C(s.C),
-        NH(s.NH),
-        HS(s.C / s.NH) {}
+  explicit Heads(const Sizes& s) : B(s.M), T(s.T), NH(s.NH), HS(s.C / s.NH) {}
 
-  // Head batches of a (B·T) × ld array: head h of sequence b at b·T·ld + h·HS.
-  index_t row_first(const index_t outer, const index_t ld) const {
-    return by_sequence ? outer * T * ld : outer * HS;
+  template <class T_>
+  cb::Input rows(const T_* data, const index_t ld, const index_t row) const {
+    return {data + row * ld, ld, backends::cuda_type<T_>(), HS, T * ld};
   }
-  index_t row_stride(const index_t ld) const { return by_sequence ? HS : T * ld; }
-  // T × T matrices, (b, h)'s at (b·NH + h)·T·T.
-  index_t tt_first(const index_t outer) const { return by_sequence ? outer * NH * T * T : outer * T * T; }
-  index_t tt_stride() const { return by_sequence ? T * T : NH * T * T; }
+  template <class T_>
+  cb::Output rows_out(T_* data, const index_t ld, const index_t row) const {
+    return {data + row * ld, ld, backends::cuda_type<T_>(), HS, T * ld};
+  }
+  template <class T_>
+  cb::Input tt(const T_* data, const index_t row, const index_t col) const {
+    return {data + row * T + col, T, backends::cuda_type<T_>(), T * T, NH * T * T};
+  }
+  template <class T_>
+  cb::Output tt_out(T_* data, const index_t row, const index_t col) const {
+    return {data + row * T + col, T, backends::cuda_type<T_>(), T * T, NH * T * T};
+  }
 };
 
-template <class T>
-cb::Input head_input(const T* data, const Batching& bt, const index_t outer, const index_t ld) {
-  return {data + bt.row_first(outer, ld), ld, backends::cuda_type<T>(), bt.row_stride(ld)};
-}
-template <class T>
-cb::Output head_output(T* data, const Batching& bt, const index_t outer, const index_t ld) {
-  return {data + bt.row_first(outer, ld), ld, backends::cuda_type<T>(), bt.row_stride(ld)};
-}
-template <class T>
-cb::Input tt_input(const T* data, const Batching& bt, const index_t outer) {
-  return {data + bt.tt_first(outer), bt.T, backends::cuda_type<T>(), bt.tt_stride()};
-}
-template <class T>
-cb::Output tt_output(T* data, const Batching& bt, const index_t outer) {
-  return {data + bt.tt_first(outer), bt.T, backends::cuda_type<T>(), bt.tt_stride()};
-}
-
-cb::Gemm product(const char* what, const Batching& bt, const index_t m, const index_t n,
+cb::Gemm product(const char* what, const Heads& heads, const index_t m, const index_t n,
                  const index_t k, const cb::Op op_a, const cb::Op op_b, const float alpha,
                  const float beta, const cb::Compute compute) {
   cb::Gemm g;
@@ -70,7 +53,8 @@ cb::Gemm product(const char* what, const Batching& bt, const index_t m, const in
   g.op_a = op_a, g.op_b = op_b;
   g.alpha = alpha, g.beta = beta;
   g.compute = compute;
-  g.batch = bt.batch;
+  g.batch = heads.NH;
+  g.groups = heads.B;
   return g;
 }
 
@@ -80,11 +64,10 @@ template <class ExecSpace, class P>
 void cublas_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
   static_assert(std::is_same_v<ExecSpace, Kokkos::Cuda>, "cuBLAS runs on Kokkos::Cuda only");
   using TIn = typename P::in;
-  using TD = typename P::dqkv;
   const Sizes s = p.sizes();
   const auto& a = p.args;
   const index_t T = s.T, C = s.C, HS = C / s.NH;
-  const Batching bt(s);
+  const Heads heads(s);
   // Everything that can fail comes first, before any launch: the handle, the
   // workspace, every GEMM's checks.
   const auto& handle = call.ctx.template resource<backends::CublasHandle>();
@@ -96,6 +79,8 @@ void cublas_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
     dpre = scores;
   else
     dpre = call.workspace.template take<TIn>(tt);
+  const std::size_t pointers = Cublas::pointer_count(s);
+  cb::GemmPointerArrays arrays(call.workspace.template take<const void*>(pointers), pointers);
   const cb::Compute compute = Cublas::float_inputs<P> && call.options.math == Math::tf32
                                   ? cb::Compute::tf32
                                   : cb::Compute::fp32;
@@ -103,35 +88,39 @@ void cublas_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
   const TIn* const q = a.qkv;
   const TIn* const k = a.qkv + C;
   const TIn* const v = a.qkv + 2 * C;
-  std::vector<cb::GemmEx> datt, dv, dq, dk;
-  for (index_t outer = 0; outer < bt.launches; ++outer) {
-    cb::Gemm g = product("datt", bt, T, T, HS, cb::Op::N, cb::Op::T, 1.0f, 0.0f, compute);
-    g.a = head_input(a.dout, bt, outer, C);
-    g.b = head_input(v, bt, outer, 3 * C);
-    g.d = tt_output(scores, bt, outer);
+  const index_t block = Cublas::row_block(s);
+  std::vector<cb::GemmEx> datt, later;
+  for (index_t r0 = 0; r0 < T; r0 += block) {
+    const index_t r1 = std::min(T, r0 + block), rows = r1 - r0;
+    cb::Gemm g = product("datt", heads, rows, r1, HS, cb::Op::N, cb::Op::T, 1.0f, 0.0f, compute);
+    g.a = heads.rows(a.dout, C, r0);
+    g.b = heads.rows(v, 3 * C, 0);
+    g.d = heads.tt_out(scores, r0, 0);
     datt.emplace_back(g);
-    g = product("dv", bt, T, HS, T, cb::Op::T, cb::Op::N, 1.0f, beta, compute);
-    g.a = tt_input<TIn>(masked, bt, outer);
-    g.b = head_input(a.dout, bt, outer, C);
-    g.d = head_output(a.dqkv + 2 * C, bt, outer, 3 * C);
-    dv.emplace_back(g);
-    g = product("dq", bt, T, HS, T, cb::Op::N, cb::Op::N, a.alpha, beta, compute);
-    g.a = tt_input<TIn>(dpre, bt, outer);
-    g.b = head_input(k, bt, outer, 3 * C);
-    g.d = head_output(a.dqkv, bt, outer, 3 * C);
-    dq.emplace_back(g);
-    g = product("dk", bt, T, HS, T, cb::Op::T, cb::Op::N, a.alpha, beta, compute);
-    g.a = tt_input<TIn>(dpre, bt, outer);
-    g.b = head_input(q, bt, outer, 3 * C);
-    g.d = head_output(a.dqkv + C, bt, outer, 3 * C);
-    dk.emplace_back(g);
+    g = product("dq", heads, rows, HS, r1, cb::Op::N, cb::Op::N, a.alpha, beta, compute);
+    g.a = heads.tt<TIn>(dpre, r0, 0);
+    g.b = heads.rows(k, 3 * C, 0);
+    g.d = heads.rows_out(a.dqkv, 3 * C, r0);
+    later.emplace_back(g);
+    g = product("dv", heads, rows, HS, T - r0, cb::Op::T, cb::Op::N, 1.0f, beta, compute);
+    g.a = heads.tt<TIn>(masked, r0, r0);
+    g.b = heads.rows(a.dout, C, r0);
+    g.d = heads.rows_out(a.dqkv + 2 * C, 3 * C, r0);
+    later.emplace_back(g);
+    g = product("dk", heads, rows, HS, T - r0, cb::Op::T, cb::Op::N, a.alpha, beta, compute);
+    g.a = heads.tt<TIn>(dpre, r0, r0);
+    g.b = heads.rows(q, 3 * C, r0);
+    g.d = heads.rows_out(a.dqkv + C, 3 * C, r0);
+    later.emplace_back(g);
   }
+  for (cb::GemmEx& g : datt) arrays.add(g);
+  for (cb::GemmEx& g : later) arrays.add(g);
 
+  arrays.write(call.exec);
   for (const cb::GemmEx& g : datt) g.launch(handle);
-  kernels::attention_softmax_backward(call.exec, a.att, scores, dpre, s.M * s.NH * T, T, masked);
-  for (const cb::GemmEx& g : dv) g.launch(handle);
-  for (const cb::GemmEx& g : dq) g.launch(handle);
-  for (const cb::GemmEx& g : dk) g.launch(handle);
+  kernels::attention_softmax_backward(call.exec, a.att, scores, dpre, s.M * s.NH * T, T, masked,
+                                      block);
+  for (const cb::GemmEx& g : later) g.launch(handle);
 }
 
 #define LLMK_INSTANTIATE_CUBLAS(P) \

@@ -81,6 +81,10 @@ LtMatmul::LtMatmul(CublasLtHandle& lt, const Gemm& g)
       workspace_(aligned_scratch(g.workspace, g.workspace_bytes).data),
       workspace_bytes_(aligned_scratch(g.workspace, g.workspace_bytes).bytes) {
   check(g);
+  if (g.groups != 1)
+    throw std::invalid_argument(std::string("llmk: GEMM '") + what_ + "': groups = " +
+                                std::to_string(g.groups) +
+                                ": cuBLASLt's executor runs one group (GemmEx runs several)");
   if (g.batch > std::numeric_limits<std::int32_t>::max())
     throw std::invalid_argument(std::string("llmk: GEMM '") + what_ +
                                 "': batch = " + std::to_string(g.batch) +

@@ -187,6 +187,15 @@ void attention_masked_copy(const ExecSpace& exec, const TIn* const att, TW* cons
                      AttentionMaskedCopyRow<TIn, TW>{att, w, T});
 }
 
+// The columns [0, extent) of row t that the softmax pass writes: up to the
+// end of the row's block of `block` rows, whose GEMMs read the diagonal
+// tile whole (block = T: every column).
+KOKKOS_INLINE_FUNCTION int attention_row_extent(const int t, const index_t T,
+                                                const index_t block) {
+  const index_t end = (t / block + 1) * block;
+  return int(end < T ? end : T);
+}
+
 // A row of attention_softmax_backward (below), V consecutive elements a
 // lane: V = 1, or packs of V (one 16- or 8-byte load or store per array)
 // where T is a multiple of V and every array is aligned to its pack. A pack
@@ -199,6 +208,7 @@ struct AttentionSoftmaxBackwardRow {
   TP* dpreatt;
   TW* att_copy;
   index_t T;
+  index_t block;  // a row is written up to the end of its block of rows (T: whole rows)
   template <class Member>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team, const index_t r) const {
     using PA = PackOfSize<TIn, V>;
@@ -221,7 +231,7 @@ struct AttentionSoftmaxBackwardRow {
             if (k * V + j <= t) sum += pa.get(j) * pg.get(j);
         },
         drow);
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, int(T) / V), [&](const int k) {
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, attention_row_extent(t, T, block) / V), [&](const int k) {
       PO out{};
       PC copy{};
       if (k < causal_packs) {
@@ -248,6 +258,7 @@ struct AttentionSoftmaxBackwardRow<TIn, TP, TW, 1> {
   TP* dpreatt;
   TW* att_copy;
   index_t T;
+  index_t block;
   template <class Member>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team, const index_t r) const {
     const int t = int(r % T);
@@ -259,7 +270,7 @@ struct AttentionSoftmaxBackwardRow<TIn, TP, TW, 1> {
     Kokkos::parallel_reduce(
         Kokkos::ThreadVectorRange(team, t + 1),
         [&](const int u, float& sum) { sum += to_float(p[u]) * g[u]; }, drow);
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, int(T)), [&](const int u) {
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, attention_row_extent(t, T, block)), [&](const int u) {
       const float a = u <= t ? to_float(p[u]) : 0.0f;
       o[u] = from_float<TP>(u <= t ? a * (g[u] - drow) : 0.0f);
       if (c) c[u] = from_float<TW>(a);
@@ -273,26 +284,32 @@ bool attention_pack_aligned(const T* p) {
 }
 
 // "materialized", "cublas": dpreatt ⟵ att ⊙ (datt − drow) per row (b, h, t),
-// drow = Σ att·datt over the causal part, zeros over the masked part (the
-// GEMMs after it read whole rows); and, where att_copy is not null, att with
-// its masked part as zeros there too (the dv product's input). datt (float,
-// rows × T) and dpreatt (float or the inputs' type) may be the same array:
-// each element is read (the reduction is over) before its lane writes it.
-// att's and datt's masked parts are not read.
+// drow = Σ att·datt over the causal part, zeros over the masked part up to
+// the end of the row's block of `block` rows (the GEMMs after it read
+// those; block = T: whole rows; the rest is not written); and, where
+// att_copy is not null, att with its masked part as zeros there too (the dv
+// product's input). datt (float, rows × T) and dpreatt (float or the
+// inputs' type) may be the same array: each element is read (the reduction
+// is over) before its lane writes it. att's and datt's masked parts are not
+// read.
 template <class ExecSpace, class TIn, class TP, class TW = TP>
 void attention_softmax_backward(const ExecSpace& exec, const TIn* const att,
                                 const float* const datt, TP* const dpreatt, const index_t rows,
-                                const index_t T, TW* const att_copy = nullptr) {
+                                const index_t T, TW* const att_copy = nullptr,
+                                index_t block = 0) {
   constexpr int V = AttentionTuning<ExecSpace>::softmax_pack;
-  const bool packed = V > 1 && T % V == 0 && attention_pack_aligned<V>(att) &&
+  if (block <= 0) block = T;
+  const bool packed = V > 1 && T % V == 0 && block % V == 0 && attention_pack_aligned<V>(att) &&
                       attention_pack_aligned<V>(datt) && attention_pack_aligned<V>(dpreatt) &&
                       (!att_copy || attention_pack_aligned<V>(att_copy));
   if (packed)
-    attention_for_rows("llmk::attention_softmax_backward", exec, rows,
-                       AttentionSoftmaxBackwardRow<TIn, TP, TW, V>{att, datt, dpreatt, att_copy, T});
+    attention_for_rows(
+        "llmk::attention_softmax_backward", exec, rows,
+        AttentionSoftmaxBackwardRow<TIn, TP, TW, V>{att, datt, dpreatt, att_copy, T, block});
   else
-    attention_for_rows("llmk::attention_softmax_backward", exec, rows,
-                       AttentionSoftmaxBackwardRow<TIn, TP, TW, 1>{att, datt, dpreatt, att_copy, T});
+    attention_for_rows(
+        "llmk::attention_softmax_backward", exec, rows,
+        AttentionSoftmaxBackwardRow<TIn, TP, TW, 1>{att, datt, dpreatt, att_copy, T, block});
 }
 
 // out[i] = in[i] as float, i < n.

@@ -104,7 +104,8 @@ std::string attention_backward_auto_impl(std::string_view precision = "fp32",
                                          Math math = Math::fp32);
 // Bytes of workspace a call with these sizes needs (Context::use_workspace).
 // "materialized" holds B·NH·T·T floats (datt, then dpreatt); "cublas"
-// B·NH·T·T × 8 bytes.
+// B·NH·T·T × 8 bytes and its GEMMs' pointer arrays (B > 1: 96 bytes per
+// head and block of query rows, at most 8 blocks).
 template <class ExecSpace>
 std::size_t attention_backward_workspace_bytes(index_t B, index_t T, index_t C, index_t NH,
                                                const AttentionBackwardOptions& options = {},

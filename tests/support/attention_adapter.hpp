@@ -82,11 +82,13 @@ struct AttentionBackwardContract {
   // Every implementation × precision: the reference library's (T = 1, one
   // head, HS = 13, GPT-2's heads, T past one and two 128-row tiles).
   static const std::vector<Shape>& shapes() { return llmk::reference::attention::test_shapes(); }
-  // Poisoned dqkv (overwritten): T = 1, small, HS odd, two tiles along T.
+  // Poisoned dqkv (overwritten): T = 1, small, HS odd, two tiles along T,
+  // cublas's blocks of query rows in sequence groups.
   static std::vector<Shape> overwrite_shapes() {
     std::vector<Shape> v;
     for (const Shape& s : shapes())
-      if (s.name == "T1" || s.name == "odd" || s.name == "HS13" || s.name == "T130")
+      if (s.name == "T1" || s.name == "odd" || s.name == "HS13" || s.name == "T130" ||
+          s.name == "blocks")
         v.push_back(s);
     return v;
   }

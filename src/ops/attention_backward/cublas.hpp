@@ -1,15 +1,20 @@
 // Implementation "cublas", for Kokkos::Cuda only: llm.c's structure (its
-// cuBLAS attention backward) with llmk's layout. The four products are
-// cuBLAS strided-batched GEMMs (cublasGemmStridedBatchedEx_64 through the
-// shared wrapper, backends/cublas/gemm.hpp) working directly on qkv's,
-// dout's and dqkv's rows: no permuted copies. A batch of one launch is every
-// head of one sequence (stride HS) or one head of every sequence (stride
-// T·3C), whichever makes fewer launches (min(B, NH) per product). The T × T
-// steps between them are kernels/attention_backward.hpp's:
-//   1. S ⟵ datt = dout_h · vᵀ                     (float)
+// cuBLAS attention backward) with llmk's layout, and the causal mask's
+// zeros skipped by blocks. The four products are cuBLAS batched GEMMs
+// through the shared wrapper (backends/cublas/gemm.hpp) working directly on
+// qkv's, dout's and dqkv's rows: no permuted copies. A launch takes every
+// head of every sequence (NH batches of stride HS in B groups: one
+// pointer-array launch). The queries are cut into at most kRowBlocks blocks
+// of rows (the last may be shorter); for the block of rows [r0, r1):
+//   1. S ⟵ datt = dout_h · vᵀ               rows [r0, r1), columns [0, r1)  (float)
 //   2. P ⟵ dpreatt = att ⊙ (S − drow), and A ⟵ att with its masked part
-//      zeros, in one pass (a warp per row; att's masked part is never read)
-//   3. dv ⟵ Aᵀ · dout_h,  dq ⟵ α · P · k,  dk ⟵ α · Pᵀ · q
+//      zeros, in one pass over rows (a warp per row; att's masked part is
+//      never read), each row written up to its block's end r1
+//   3. dq ⟵ α · P · k    rows [r0, r1), the keys [0, r1)
+//      dv ⟵ Aᵀ · dout_h  rows [r0, r1), the queries [r0, T)
+//      dk ⟵ α · Pᵀ · q   rows [r0, r1), the queries [r0, T)
+// so each product skips the tiles above the diagonal: 4 launches a block,
+// with about half the work and T × T traffic of whole products.
 // In "fp32" P is S (in place) and A a second float array; "bf16" takes bf16
 // A and P (cuBLAS's bf16 GEMMs need both inputs bf16: dpreatt is rounded to
 // bf16 once, as llm.c's) beside the float S. Options.math = Math::tf32 runs the
@@ -45,6 +50,22 @@ struct Cublas : ImplDefaults {
   static constexpr bool rounds_once = false;
 
   static std::size_t tt_elements(const Sizes& s) { return std::size_t(s.M * s.NH * s.T * s.T); }
+
+  // Blocks of query rows: at most kRowBlocks of them, each a multiple of 8
+  // rows (every block's first row and column 16-byte aligned in a T × T
+  // matrix of bf16, as the pointer-array launches need). 8 blocks do
+  // (8 + 1) / 16 = 56 % of the whole products' work: 32 GEMM launches.
+  static constexpr index_t kRowBlocks = 8;
+  static index_t row_block(const Sizes& s) {
+    const index_t rows = ((s.T + kRowBlocks - 1) / kRowBlocks + 7) / 8 * 8;
+    return rows > 8 ? rows : 8;
+  }
+  static index_t row_blocks(const Sizes& s) { return (s.T + row_block(s) - 1) / row_block(s); }
+  // The GEMMs' pointer arrays (sequences as groups: none for one sequence):
+  // A, B and D of every head, for each of the four products of each block.
+  static std::size_t pointer_count(const Sizes& s) {
+    return s.M > 1 ? std::size_t(4 * row_blocks(s) * 3 * s.M * s.NH) : 0;
+  }
   template <class P>
   static constexpr bool float_inputs = std::is_same_v<typename P::in, float>;
 
@@ -53,6 +74,7 @@ struct Cublas : ImplDefaults {
     size.add<float>(tt_elements(s));  // S (and P in fp32)
     size.add<typename P::in>(tt_elements(s));  // A
     if constexpr (!float_inputs<P>) size.add<typename P::in>(tt_elements(s));  // P
+    size.add<const void*>(pointer_count(s));
   }
 
   template <class ExecSpace, class P>
