@@ -72,13 +72,9 @@ void cublas_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
   // workspace, every GEMM's checks.
   const auto& handle = call.ctx.template resource<backends::CublasHandle>();
   const std::size_t tt = Cublas::tt_elements(s);
-  float* const scores = call.workspace.template take<float>(tt);  // S
-  TIn* const masked = call.workspace.template take<TIn>(tt);      // A
-  TIn* dpre = nullptr;                                            // P
-  if constexpr (Cublas::float_inputs<P>)
-    dpre = scores;
-  else
-    dpre = call.workspace.template take<TIn>(tt);
+  TIn* const scores = call.workspace.template take<TIn>(tt);  // S, then P in place
+  TIn* const masked = call.workspace.template take<TIn>(tt);  // A
+  TIn* const dpre = scores;
   const std::size_t pointers = Cublas::pointer_count(s);
   cb::GemmPointerArrays arrays(call.workspace.template take<const void*>(pointers), pointers);
   const cb::Compute compute = Cublas::float_inputs<P> && call.options.math == Math::tf32

@@ -201,10 +201,10 @@ KOKKOS_INLINE_FUNCTION int attention_row_extent(const int t, const index_t T,
 // where T is a multiple of V and every array is aligned to its pack. A pack
 // that straddles t loads masked elements too; they are selected away, never
 // used in arithmetic (a NaN there changes nothing).
-template <class TIn, class TP, class TW, int V>
+template <class TIn, class TG, class TP, class TW, int V>
 struct AttentionSoftmaxBackwardRow {
   const TIn* att;
-  const float* datt;
+  const TG* datt;
   TP* dpreatt;
   TW* att_copy;
   index_t T;
@@ -212,12 +212,12 @@ struct AttentionSoftmaxBackwardRow {
   template <class Member>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team, const index_t r) const {
     using PA = PackOfSize<TIn, V>;
-    using PG = PackOfSize<float, V>;
+    using PG = PackOfSize<TG, V>;
     using PO = PackOfSize<TP, V>;
     using PC = PackOfSize<TW, V>;
     const int t = int(r % T);
     const TIn* const p = att + r * T;
-    const float* const g = datt + r * T;
+    const TG* const g = datt + r * T;
     TP* const o = dpreatt + r * T;
     TW* const c = att_copy ? att_copy + r * T : nullptr;
     const int causal_packs = t / V + 1;  // the packs holding some u ≤ t
@@ -251,10 +251,10 @@ struct AttentionSoftmaxBackwardRow {
 };
 
 // The scalar row (V = 1): any T, any alignment.
-template <class TIn, class TP, class TW>
-struct AttentionSoftmaxBackwardRow<TIn, TP, TW, 1> {
+template <class TIn, class TG, class TP, class TW>
+struct AttentionSoftmaxBackwardRow<TIn, TG, TP, TW, 1> {
   const TIn* att;
-  const float* datt;
+  const TG* datt;
   TP* dpreatt;
   TW* att_copy;
   index_t T;
@@ -263,16 +263,16 @@ struct AttentionSoftmaxBackwardRow<TIn, TP, TW, 1> {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team, const index_t r) const {
     const int t = int(r % T);
     const TIn* const p = att + r * T;
-    const float* const g = datt + r * T;
+    const TG* const g = datt + r * T;
     TP* const o = dpreatt + r * T;
     TW* const c = att_copy ? att_copy + r * T : nullptr;
     float drow = 0.0f;
     Kokkos::parallel_reduce(
         Kokkos::ThreadVectorRange(team, t + 1),
-        [&](const int u, float& sum) { sum += to_float(p[u]) * g[u]; }, drow);
+        [&](const int u, float& sum) { sum += to_float(p[u]) * to_float(g[u]); }, drow);
     Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, attention_row_extent(t, T, block)), [&](const int u) {
       const float a = u <= t ? to_float(p[u]) : 0.0f;
-      o[u] = from_float<TP>(u <= t ? a * (g[u] - drow) : 0.0f);
+      o[u] = from_float<TP>(u <= t ? a * (to_float(g[u]) - drow) : 0.0f);
       if (c) c[u] = from_float<TW>(a);
     });
   }
@@ -292,9 +292,9 @@ bool attention_pack_aligned(const T* p) {
 // inputs' type) may be the same array: each element is read (the reduction
 // is over) before its lane writes it. att's and datt's masked parts are not
 // read.
-template <class ExecSpace, class TIn, class TP, class TW = TP>
+template <class ExecSpace, class TIn, class TG, class TP, class TW = TP>
 void attention_softmax_backward(const ExecSpace& exec, const TIn* const att,
-                                const float* const datt, TP* const dpreatt, const index_t rows,
+                                const TG* const datt, TP* const dpreatt, const index_t rows,
                                 const index_t T, TW* const att_copy = nullptr,
                                 index_t block = 0) {
   constexpr int V = AttentionTuning<ExecSpace>::softmax_pack;
@@ -305,11 +305,11 @@ void attention_softmax_backward(const ExecSpace& exec, const TIn* const att,
   if (packed)
     attention_for_rows(
         "llmk::attention_softmax_backward", exec, rows,
-        AttentionSoftmaxBackwardRow<TIn, TP, TW, V>{att, datt, dpreatt, att_copy, T, block});
+        AttentionSoftmaxBackwardRow<TIn, TG, TP, TW, V>{att, datt, dpreatt, att_copy, T, block});
   else
     attention_for_rows(
         "llmk::attention_softmax_backward", exec, rows,
-        AttentionSoftmaxBackwardRow<TIn, TP, TW, 1>{att, datt, dpreatt, att_copy, T, block});
+        AttentionSoftmaxBackwardRow<TIn, TG, TP, TW, 1>{att, datt, dpreatt, att_copy, T, block});
 }
 
 // out[i] = in[i] as float, i < n.

@@ -32,8 +32,8 @@
 //   "bf16"  dout, qkv, att and dqkv bf16 (llm.c's training)
 // Sums accumulate in float. "materialized" and "naive" keep datt and dpreatt
 // float whatever the inputs and round each element of dqkv once into its
-// type; "cublas" (Cuda) rounds dpreatt to bf16 in "bf16" (cuBLAS's bf16
-// products take two bf16 inputs, as llm.c's). options.math = Math::tf32:
+// type; "cublas" (Cuda) rounds datt and dpreatt to bf16 in "bf16" (cuBLAS's
+// bf16 products take two bf16 inputs; llm.c's keeps them in bf16 too). options.math = Math::tf32:
 // "fp32" arrays with TF32 products ("cublas" only).
 //
 // NaN and Inf in an input reach at least the elements of dqkv that depend on
@@ -104,8 +104,9 @@ std::string attention_backward_auto_impl(std::string_view precision = "fp32",
                                          Math math = Math::fp32);
 // Bytes of workspace a call with these sizes needs (Context::use_workspace).
 // "materialized" holds B·NH·T·T floats (datt, then dpreatt); "cublas"
-// B·NH·T·T × 8 bytes and its GEMMs' pointer arrays (B > 1: 96 bytes per
-// head and block of query rows, at most 8 blocks).
+// two B·NH·T·T arrays of the inputs' type (8 bytes per element in fp32, 4
+// in bf16) and its GEMMs' pointer arrays (B > 1: 96 bytes per head and
+// block of query rows, at most 4 blocks).
 template <class ExecSpace>
 std::size_t attention_backward_workspace_bytes(index_t B, index_t T, index_t C, index_t NH,
                                                const AttentionBackwardOptions& options = {},

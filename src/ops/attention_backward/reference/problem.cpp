@@ -39,9 +39,9 @@ const std::vector<Shape>& test_shapes() {
       // T, the second of 2 rows; three, the last of one row.
       {"T130", 1, 130, 24, 2},
       {"T257", 1, 257, 16, 4},
-      // Sequences as groups and T in blocks (cublas: 5 blocks of 16 query
-      // rows, the last of 8), every head and block 16-byte aligned: the
-      // pointer-array launches.
+      // Sequences as groups and T in blocks of query rows (cublas: 3 of 24
+      // rows), every head and block 16-byte aligned: the pointer-array
+      // launches.
       {"blocks", 2, 72, 32, 2},
   };
   return shapes;
