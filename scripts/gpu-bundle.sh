@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Build the CUDA configuration on this machine (no GPU needed) and pack what a
 # GPU machine without network access needs into one folder:
-#   bin/   the test binaries and llmk-perf (stripped)
+#   bin/   the test binaries, llmk-perf and llmk-gpt2-backward (stripped)
 #   lib/   the shared libraries they need that a CUDA image may lack (OpenBLAS
 #          and its Fortran runtime, libgomp, libstdc++); the CUDA libraries
 #          (cudart, cuBLAS, cuBLASLt) are the GPU machine's own
-#   torch_baseline.py and its torch_peers/, run.sh
+#   torch_baseline.py and its torch_peers/, gpt2_torch.py, run.sh
 # There, `bash <bundle>/run.sh` runs the whole test suite (large tests too),
 # a compute-sanitizer pass and the perf driver; see docs/gpu.md.
 #
@@ -30,7 +30,8 @@ llmk_check_kokkos_version "$version"
 
 llmk_setup_and_build cuda "$version"
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
-for exe in "$LLMK_BUILD_DIR"/tests/llmk_tests_* "$LLMK_BUILD_DIR"/perf/llmk-perf; do
+for exe in "$LLMK_BUILD_DIR"/tests/llmk_tests_* "$LLMK_BUILD_DIR"/perf/llmk-perf \
+           "$LLMK_BUILD_DIR"/examples/gpt2/llmk-gpt2-backward; do
   [ -x "$exe" ] || continue
   strip --strip-unneeded -o "$out/bin/$(basename "$exe")" "$exe"
   # Copy the non-CUDA, non-libc shared libraries the binary links to.
@@ -42,6 +43,7 @@ for exe in "$LLMK_BUILD_DIR"/tests/llmk_tests_* "$LLMK_BUILD_DIR"/perf/llmk-perf
   done
 done
 cp "$LLMK_ROOT/perf/torch_baseline.py" "$out/"
+cp "$LLMK_ROOT/examples/gpt2/gpt2_torch.py" "$out/"  # beside torch_peers/, which it imports
 mkdir -p "$out/torch_peers" && cp "$LLMK_ROOT"/perf/torch_peers/*.py "$out/torch_peers/"
 cp "$LLMK_ROOT/scripts/gpu-run.sh" "$out/run.sh"
 chmod +x "$out/run.sh"

@@ -15,6 +15,10 @@
 #   perf-attention  llmk-perf attention_backward, cublas, materialized and the
 #             recompute variant's flash, every precision, at B = 8, T = 1024
 #             and B = 2, T = 4096
+#   gpt2      (not by default) the GPT-2 example at 124M, B 8, T 1024: gpt2_torch.py
+#             writes its file (~8 GB) into $GPT2_DIR (default /tmp/llmk-gpt2, not
+#             $OUT: too large to bring back), then llmk-gpt2-backward compares every
+#             gradient with autograd's and times the backward, bf16 and fp32
 # Logs and JSON go to $OUT (if set) or ./results.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -84,6 +88,18 @@ for step in "${steps[@]}"; do
         "$here/bin/llmk-perf" attention_backward --backend cuda --B "$1" --T "$2" \
           --impl cublas,materialized,flash --precision all \
           --json "$results/perf-attention-B$1-T$2.json" || status=1
+      done ;;
+    gpt2)
+      gpt2_dir=${GPT2_DIR:-/tmp/llmk-gpt2}
+      note "GPT-2 124M: PyTorch's file into $gpt2_dir"
+      python3 "$here/gpt2_torch.py" --config 124M --out "$gpt2_dir" 2>&1 |
+        tee "$results/gpt2-torch.log" || status=1
+      cp "$gpt2_dir/times.json" "$results/gpt2-torch-times.json" || status=1
+      for precision in bf16 fp32; do
+        note "llmk-gpt2-backward 124M $precision"
+        "$here/bin/llmk-gpt2-backward" --input "$gpt2_dir/gpt2.bin" --precision "$precision" \
+          2>&1 | tee "$results/gpt2-$precision.log"
+        [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: gpt2 $precision"; status=1; }
       done ;;
     *) echo "unknown step '$step'"; status=2 ;;
   esac

@@ -1,0 +1,260 @@
+#include "backward.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <type_traits>
+
+namespace gpt2 {
+
+const char* step_name(Step s) {
+  switch (s) {
+    case Step::classifier: return "classifier (glue)";
+    case Step::lm_head: return "matmul lm-head (wte)";
+    case Step::layernorm: return "layernorm (ln1, ln2, lnf)";
+    case Step::fcproj_gelu: return "matmul fcproj + gelu";
+    case Step::fc: return "matmul fc";
+    case Step::attproj: return "matmul attproj";
+    case Step::attention: return "attention";
+    case Step::qkv: return "matmul qkv";
+    case Step::encoder: return "encoder (glue)";
+  }
+  return "?";
+}
+
+namespace {
+
+template <class T>
+constexpr bool is_bf16 = std::is_same_v<T, llmk::bf16>;
+
+// llmk's precision configurations for T (llmk/matmul_backward.hpp).
+template <class T>
+const char* matmul_precision() {
+  return is_bf16<T> ? "bf16-fp32grad" : "fp32";
+}
+template <class T>
+const char* attention_precision() {
+  return is_bf16<T> ? "bf16" : "fp32";
+}
+
+// Every parameter gradient is written once per backward: overwritten, so that
+// repeated runs (and the timing) need no zeroing. dinp: llm.c's (overwritten).
+llmk::MatmulBackwardOptions matmul_options() {
+  llmk::MatmulBackwardOptions o;
+  o.dinp_update = o.dweight_update = o.dbias_update = llmk::Update::overwrite;
+  return o;
+}
+// dinp is the residual stream's gradient: += adds the branch's gradient to
+// what flows through the residual connection (llm.c's layernorm_backward),
+// except for the final layer norm, which starts it (=).
+llmk::LayernormBackwardOptions layernorm_options(llmk::Update dinp) {
+  llmk::LayernormBackwardOptions o;
+  o.dweight_update = o.dbias_update = llmk::Update::overwrite;
+  o.dinp_update = dinp;
+  return o;
+}
+
+template <class View>
+void allocate(View& b, const std::string& name, index_t n) {
+  b = View(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gpt2::" + name), n);
+}
+
+template <class ExecSpace>
+std::size_t workspace_bytes(const Config& c, bool materialized, const char* mp, const char* ap) {
+  const index_t M = c.B * c.T, C = c.C;
+  const auto mm = matmul_options();
+  std::size_t bytes = std::max({
+      llmk::matmul_backward_workspace_bytes<ExecSpace>(M, C, c.Vp, false, mm, mp),
+      llmk::matmul_backward_workspace_bytes<ExecSpace>(M, 4 * C, C, true, mm, mp, true),
+      llmk::matmul_backward_workspace_bytes<ExecSpace>(M, C, 4 * C, true, mm, mp),
+      llmk::matmul_backward_workspace_bytes<ExecSpace>(M, C, C, true, mm, mp),
+      llmk::matmul_backward_workspace_bytes<ExecSpace>(M, C, 3 * C, true, mm, mp),
+      llmk::layernorm_backward_workspace_bytes<ExecSpace>(
+          M, C, true, layernorm_options(llmk::Update::accumulate), mp),
+      llmk::layernorm_backward_workspace_bytes<ExecSpace>(
+          M, C, true, layernorm_options(llmk::Update::overwrite), mp)});
+  const llmk::AttentionBackwardOptions ao;
+  bytes = std::max(bytes, materialized ? llmk::attention_backward_workspace_bytes<ExecSpace>(
+                                             c.B, c.T, C, c.NH, ao, ap)
+                                       : llmk::attention_backward_recompute_workspace_bytes<
+                                             ExecSpace>(c.B, c.T, C, c.NH, ao, ap));
+  return bytes;
+}
+
+// Host values → a device buffer of U (floats rounded once to bf16 where U is bf16).
+template <class View, class Src>
+void upload(const View& dst, const std::vector<Src>& src) {
+  using U = typename View::non_const_value_type;
+  typename View::HostMirror host(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gpt2::upload"),
+                                 dst.extent(0));
+  for (std::size_t i = 0; i < src.size(); ++i) host(i) = U(src[i]);
+  Kokkos::deep_copy(dst, host);
+}
+
+template <class View>
+std::vector<double> download(const View& src) {
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), src);
+  std::vector<double> out(host.extent(0));
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = double(float(host(i)));
+  return out;
+}
+
+}  // namespace
+
+template <class ExecSpace, class T>
+Gpt2Backward<ExecSpace, T>::Gpt2Backward(const ExecSpace& exec, const Config& cfg,
+                                         bool materialized)
+    : exec_(exec), cfg_(cfg), materialized_(materialized), ctx_(exec) {
+  validate(cfg);
+  const char* mp = matmul_precision<T>();
+  const char* ap = attention_precision<T>();
+  for (const TensorSpec& s : parameter_specs(cfg)) {
+    params_.for_each([&](const char* name, auto& b) {
+      if (s.name == name) allocate(b, s.name, s.size());
+    });
+    grads_.for_each([&](const char* name, auto& b) {
+      if (s.name == name) allocate(b, "grad." + s.name, s.size());
+    });
+  }
+  for (const TensorSpec& s : activation_specs(cfg, materialized)) {
+    acts_.for_each(materialized, [&](const char* name, auto& b) {
+      if (s.name == name) allocate(b, s.name, s.size());
+    });
+  }
+  const index_t BT = cfg.B * cfg.T, C = cfg.C;
+  allocate(logits_saved_, "logits_saved", BT * cfg.Vp);
+  allocate(tokens_, "tokens", BT);
+  allocate(targets_, "targets", BT);
+  allocate(losses_, "losses", BT);
+  allocate(dresidual_, "dresidual", BT * C);
+  allocate(dl_btc_, "dl_btc", BT * C);
+  allocate(dl_bt4c_, "dl_bt4c", BT * 4 * C);
+  encoder_scratch_ = EncoderScratch<ExecSpace>(BT);
+  // llmk's workspace: the largest any of the calls needs, allocated once and
+  // handed to the context, so that run() allocates nothing.
+  const std::size_t bytes = workspace_bytes<ExecSpace>(cfg, materialized, mp, ap);
+  if (bytes > 0) {
+    allocate(workspace_, "llmk_workspace", index_t(bytes));
+    ctx_.use_workspace(workspace_.data(), bytes);
+  }
+}
+
+template <class ExecSpace, class T>
+void Gpt2Backward<ExecSpace, T>::load(const HostInputs& in) {
+  validate(in, materialized_);
+  if (in.cfg.L != cfg_.L || in.cfg.C != cfg_.C || in.cfg.NH != cfg_.NH || in.cfg.V != cfg_.V ||
+      in.cfg.Vp != cfg_.Vp || in.cfg.B != cfg_.B || in.cfg.T != cfg_.T) {
+    throw std::invalid_argument("inputs: their configuration differs from the model's");
+  }
+  params_.for_each([&](const char* name, auto& b) { upload(b, in.tensors.at(name)); });
+  acts_.for_each(materialized_, [&](const char* name, auto& b) { upload(b, in.tensors.at(name)); });
+  Kokkos::deep_copy(logits_saved_, acts_.logits);
+  upload(tokens_, in.tokens);
+  upload(targets_, in.targets);
+}
+
+template <class ExecSpace, class T>
+void Gpt2Backward<ExecSpace, T>::reset() {
+  Kokkos::deep_copy(exec_, acts_.logits, logits_saved_);
+}
+
+template <class ExecSpace, class T>
+void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
+  const index_t L = cfg_.L, B = cfg_.B, T_ = cfg_.T, C = cfg_.C, NH = cfg_.NH, BT = B * T_;
+  const auto mm = matmul_options();
+  const auto ln_start = layernorm_options(llmk::Update::overwrite);
+  const auto ln_add = layernorm_options(llmk::Update::accumulate);
+  llmk::AttentionBackwardOptions att_options;  // dqkv overwritten (llmk's default)
+  auto& p = params_;
+  auto& g = grads_;
+  auto& a = acts_;
+  if (clock) {
+    exec_.fence();
+    clock->timer.reset();
+  }
+
+  // The loss: mean over the B·T positions, so each position's dloss is 1/(B·T).
+  classifier_step(exec_, a.logits, losses_, Buffer<ExecSpace, const int>(targets_),
+                  1.0f / float(BT), BT, cfg_.V, cfg_.Vp);
+  lap(clock, Step::classifier);
+  T* dlogits = a.logits.data();
+  // The LM head, weight-tied: its weight is wte, its dweight wte's gradient
+  // (overwritten here; the encoder adds its part last). No bias.
+  llmk::matmul_backward(ctx_, dl_btc_.data(), g.wte.data(), nullptr, dlogits, a.lnf.data(),
+                        p.wte.data(), B, T_, C, cfg_.Vp, mm);
+  lap(clock, Step::lm_head);
+  T* last_residual = a.residual3.data() + (L - 1) * BT * C;
+  llmk::layernorm_backward(ctx_, dresidual_.data(), g.lnfw.data(), g.lnfb.data(), dl_btc_.data(),
+                           last_residual, p.lnfw.data(), a.lnf_mean.data(), a.lnf_rstd.data(), B,
+                           T_, C, ln_start);
+  lap(clock, Step::layernorm);
+
+  for (index_t l = L - 1; l >= 0; --l) {
+    // Layer l's slice of a stacked (L, ...) buffer of `per_layer` elements a layer.
+    const auto at = [l](const auto& stacked, index_t per_layer) {
+      return stacked.data() + l * per_layer;
+    };
+    const index_t BTC = BT * C;
+    T* residual = l == 0 ? a.encoded.data() : a.residual3.data() + (l - 1) * BTC;
+    // MLP: fcproj (its input is gelu(fch): GELU's backward fused), fc, ln2.
+    llmk::matmul_backward(ctx_, dl_bt4c_.data(), at(g.fcprojw, 4 * C * C), at(g.fcprojb, C),
+                          dresidual_.data(), at(a.fch_gelu, 4 * BTC), at(p.fcprojw, 4 * C * C),
+                          B, T_, 4 * C, C, mm, at(a.fch, 4 * BTC));
+    lap(clock, Step::fcproj_gelu);
+    llmk::matmul_backward(ctx_, dl_btc_.data(), at(g.fcw, 4 * C * C), at(g.fcb, 4 * C),
+                          dl_bt4c_.data(), at(a.ln2, BTC), at(p.fcw, 4 * C * C), B, T_, C, 4 * C,
+                          mm);
+    lap(clock, Step::fc);
+    llmk::layernorm_backward(ctx_, dresidual_.data(), at(g.ln2w, C), at(g.ln2b, C),
+                             dl_btc_.data(), at(a.residual2, BTC), at(p.ln2w, C),
+                             at(a.ln2_mean, BT), at(a.ln2_rstd, BT), B, T_, C, ln_add);
+    lap(clock, Step::layernorm);
+    // Attention: attproj, the attention itself (dqkv into the 4C scratch), qkv, ln1.
+    llmk::matmul_backward(ctx_, dl_btc_.data(), at(g.attprojw, C * C), at(g.attprojb, C),
+                          dresidual_.data(), at(a.atty, BTC), at(p.attprojw, C * C), B, T_, C, C,
+                          mm);
+    lap(clock, Step::attproj);
+    if (materialized_) {
+      llmk::attention_backward(ctx_, dl_bt4c_.data(), dl_btc_.data(), at(a.qkv, 3 * BTC),
+                               at(a.att, B * NH * T_ * T_), B, T_, C, NH, att_options);
+    } else {
+      llmk::attention_backward_recompute(ctx_, dl_bt4c_.data(), dl_btc_.data(),
+                                         at(a.qkv, 3 * BTC), at(a.atty, BTC),
+                                         at(a.lse, B * NH * T_), B, T_, C, NH, att_options);
+    }
+    lap(clock, Step::attention);
+    llmk::matmul_backward(ctx_, dl_btc_.data(), at(g.qkvw, 3 * C * C), at(g.qkvb, 3 * C),
+                          dl_bt4c_.data(), at(a.ln1, BTC), at(p.qkvw, 3 * C * C), B, T_, C, 3 * C,
+                          mm);
+    lap(clock, Step::qkv);
+    llmk::layernorm_backward(ctx_, dresidual_.data(), at(g.ln1w, C), at(g.ln1b, C),
+                             dl_btc_.data(), residual, at(p.ln1w, C), at(a.ln1_mean, BT),
+                             at(a.ln1_rstd, BT), B, T_, C, ln_add);
+    lap(clock, Step::layernorm);
+  }
+  // dresidual is now the input embedding's gradient (wte[tokens] + wpe).
+  Kokkos::deep_copy(exec_, g.wpe, 0.0f);
+  encoder_step(exec_, g.wte, g.wpe, Buffer<ExecSpace, const T>(dresidual_),
+               Buffer<ExecSpace, const int>(tokens_), encoder_scratch_, B, T_, C);
+  lap(clock, Step::encoder);
+}
+
+template <class ExecSpace, class T>
+Doubles Gpt2Backward<ExecSpace, T>::gradients() const {
+  exec_.fence();
+  Doubles out;
+  auto grads = grads_;  // for_each is not const; the copy shares the buffers
+  grads.for_each([&](const char* name, auto& b) { out[std::string("grad.") + name] = download(b); });
+  out["grad.encoded"] = download(dresidual_);
+  return out;
+}
+
+template <class ExecSpace, class T>
+std::vector<double> Gpt2Backward<ExecSpace, T>::losses() const {
+  exec_.fence();
+  return download(losses_);
+}
+
+template class Gpt2Backward<Kokkos::DefaultExecutionSpace, float>;
+template class Gpt2Backward<Kokkos::DefaultExecutionSpace, llmk::bf16>;
+
+}  // namespace gpt2

@@ -1,0 +1,92 @@
+// GPT-2's backward pass on the device, composed from llmk's public API
+// (matmul_backward, layernorm_backward, attention_backward[_recompute]) and
+// the example's two glue steps (classifier_step.hpp, encoder_step.hpp),
+// in the order of llm.c's gpt2_backward (train_gpt2.cu).
+//
+// Buffers are allocated once (constructor), llmk's workspace too (one buffer
+// handed to the Context, sized by the *_workspace_bytes queries), so that
+// run() only enqueues kernels on the execution-space instance: no host sync,
+// no allocation (unless a StepClock asks to fence after each step).
+//
+// Precisions: T = float ("fp32": everything float) or llmk::bf16 (activations,
+// weights and activation gradients bf16; parameter gradients float: llmk's
+// "bf16-fp32grad" for matmul and layernorm, "bf16" for attention).
+#pragma once
+
+#include "classifier_step.hpp"
+#include "device.hpp"
+#include "encoder_step.hpp"
+#include "model.hpp"
+#include "tensors.hpp"
+
+#include <llmk/attention_backward.hpp>
+#include <llmk/context.hpp>
+#include <llmk/layernorm_backward.hpp>
+#include <llmk/matmul_backward.hpp>
+
+#include <array>
+#include <string>
+
+namespace gpt2 {
+
+// The backward's steps, for the time per operation.
+enum class Step { classifier, lm_head, layernorm, fcproj_gelu, fc, attproj, attention, qkv, encoder };
+constexpr int kSteps = 9;
+const char* step_name(Step s);
+
+// Seconds per step, fencing after each (a separate, slower run than the
+// timed one: the fences serialize what the device could overlap).
+struct StepClock {
+  std::array<double, kSteps> seconds{};
+  Kokkos::Timer timer;
+  template <class ExecSpace>
+  void lap(const ExecSpace& exec, Step s) {
+    exec.fence();
+    seconds[int(s)] += timer.seconds();
+    timer.reset();
+  }
+};
+
+template <class ExecSpace, class T>
+class Gpt2Backward {
+ public:
+  Gpt2Backward(const ExecSpace& exec, const Config& cfg, bool materialized);
+
+  // Copies the inputs to the device (converted to T), checked first.
+  void load(const HostInputs& in);
+  // Restores what run() consumed (the logits, which the classifier turns into
+  // their gradient in place). Not part of the backward's time.
+  void reset();
+  // The backward pass, enqueued on the instance; with a clock, fenced and
+  // timed after each step.
+  void run(StepClock* clock = nullptr);
+  // The gradients (gradient_specs' names), after a fence.
+  Doubles gradients() const;
+  // The classifier's losses (B, T), after a fence.
+  std::vector<double> losses() const;
+
+  const ExecSpace& exec() const { return exec_; }
+
+ private:
+  void lap(StepClock* clock, Step s) {
+    if (clock) clock->lap(exec_, s);
+  }
+
+  ExecSpace exec_;
+  Config cfg_;
+  bool materialized_;
+  llmk::Context<ExecSpace> ctx_;
+  Buffer<ExecSpace, char> workspace_;
+  ParameterTensors<ExecSpace, T> params_;
+  ParameterTensors<ExecSpace, float> grads_;
+  ActivationTensors<ExecSpace, T> acts_;
+  Buffer<ExecSpace, T> logits_saved_;
+  Buffer<ExecSpace, int> tokens_, targets_;
+  Buffer<ExecSpace, float> losses_;
+  // Activation gradients, as llm.c's: the residual stream's (B, T, C) and two
+  // scratch buffers, (B, T, C) and (B, T, 4C).
+  Buffer<ExecSpace, T> dresidual_, dl_btc_, dl_bt4c_;
+  EncoderScratch<ExecSpace> encoder_scratch_;
+};
+
+}  // namespace gpt2

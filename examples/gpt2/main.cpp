@@ -1,0 +1,222 @@
+// llmk-gpt2-backward: GPT-2's backward pass with llmk (backward.hpp), its
+// every gradient compared with a reference, and its time.
+//
+//   llmk-gpt2-backward --tiny-selfcheck [--L 2 --C 32 --NH 2 --V 61 --Vp 64 --B 2 --T 8]
+//                      [--precision fp32|bf16] [--attention materialized|recompute]
+//     the float64 reference of reference_*.cpp (random model, fixed --seed):
+//     its forward's activations feed llmk's backward, its gradients judge it
+//   llmk-gpt2-backward --input gpt2.bin [--precision ...] [--attention ...]
+//     a file of gpt2_torch.py: PyTorch's forward activations and autograd's
+//     gradients (the configuration is the file's; --L etc., when given, must
+//     match it), and PyTorch's backward times, shown beside llmk's
+// Exit status: 0 when every gradient is within tolerance, 1 when one is not,
+// 2 for bad arguments, 77 in a CUDA build without a GPU (CTest: skipped).
+#include "backward.hpp"
+#include "compare.hpp"
+#include "self_check.hpp"
+#include "tensor_file.hpp"
+#include "timing.hpp"
+
+#ifdef KOKKOS_ENABLE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+using Exec = Kokkos::DefaultExecutionSpace;
+
+struct Args {
+  gpt2::Config cfg{2, 32, 2, 61, 64, 2, 8};
+  bool cfg_given[7] = {};
+  std::string precision = "fp32";
+  std::string attention = "recompute";
+  std::string input;
+  bool selfcheck = false;
+  std::uint64_t seed = 1234;
+  int repeats = -1;      // default: 3 in the self-check, 20 with a file
+  double tolerance = 0;  // default: by precision and mode (tolerances below)
+  double l2_flush_mb = -1;
+};
+
+const char* const kUsage =
+    "usage: llmk-gpt2-backward (--tiny-selfcheck | --input FILE) [--L n] [--C n] [--NH n]\n"
+    "       [--V n] [--Vp n] [--B n] [--T n] [--precision fp32|bf16]\n"
+    "       [--attention materialized|recompute] [--seed n] [--repeats n] [--tolerance x]\n"
+    "       [--l2-flush-mb n]\n";
+
+Args parse(int argc, char** argv) {
+  Args a;
+  gpt2::index_t* fields[7] = {&a.cfg.L, &a.cfg.C, &a.cfg.NH, &a.cfg.V, &a.cfg.Vp, &a.cfg.B, &a.cfg.T};
+  const char* names[7] = {"--L", "--C", "--NH", "--V", "--Vp", "--B", "--T"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(arg + ": expected a value after it");
+      return argv[++i];
+    };
+    const auto number = [&]() {
+      const std::string v = value();
+      char* end = nullptr;
+      const long long n = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 0) {
+        throw std::invalid_argument(arg + ": expected a non-negative integer, got '" + v + "'");
+      }
+      return n;
+    };
+    bool known = false;
+    for (int f = 0; f < 7; ++f) {
+      if (arg == names[f]) {
+        *fields[f] = number();
+        a.cfg_given[f] = known = true;
+      }
+    }
+    if (known) continue;
+    if (arg == "--tiny-selfcheck") {
+      a.selfcheck = true;
+    } else if (arg == "--input") {
+      a.input = value();
+    } else if (arg == "--precision") {
+      a.precision = value();
+      if (a.precision != "fp32" && a.precision != "bf16") {
+        throw std::invalid_argument("--precision: expected fp32 or bf16, got '" + a.precision + "'");
+      }
+    } else if (arg == "--attention") {
+      a.attention = value();
+      if (a.attention != "materialized" && a.attention != "recompute") {
+        throw std::invalid_argument("--attention: expected materialized or recompute, got '" +
+                                    a.attention + "'");
+      }
+    } else if (arg == "--seed") {
+      a.seed = std::uint64_t(number());
+    } else if (arg == "--repeats") {
+      a.repeats = int(number());
+    } else if (arg == "--tolerance") {
+      a.tolerance = std::atof(value().c_str());
+      if (!(a.tolerance > 0)) throw std::invalid_argument("--tolerance: expected a positive number");
+    } else if (arg == "--l2-flush-mb") {
+      a.l2_flush_mb = double(number());
+    } else if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else {
+      throw std::invalid_argument(arg + ": unknown argument");
+    }
+  }
+  if (a.selfcheck == !a.input.empty()) {
+    throw std::invalid_argument("expected exactly one of --tiny-selfcheck and --input FILE");
+  }
+  return a;
+}
+
+// Tolerances on the relative L2 error of every gradient (README, "Tolerances").
+double default_tolerance(const Args& a) {
+  if (a.precision == "bf16") return a.selfcheck ? 2e-2 : 3e-2;
+  return a.selfcheck ? 2e-5 : 2e-4;
+}
+
+template <class T>
+int run(const Args& args) {
+  Exec exec;
+  const bool materialized = args.attention == "materialized";
+  gpt2::Doubles want;
+  std::vector<double> want_losses;
+  std::map<std::string, double> torch_ms;
+  gpt2::HostInputs inputs;
+  if (args.selfcheck) {
+    gpt2::SelfCheck check = gpt2::make_self_check(args.cfg, args.seed);
+    inputs = std::move(check.inputs);
+    want = std::move(check.gradients);
+    want_losses = std::move(check.losses);
+  } else {
+    gpt2::TensorFile file = gpt2::read_tensor_file(args.input);
+    const gpt2::index_t* file_fields[7] = {&file.inputs.cfg.L, &file.inputs.cfg.C,
+                                           &file.inputs.cfg.NH, &file.inputs.cfg.V,
+                                           &file.inputs.cfg.Vp, &file.inputs.cfg.B,
+                                           &file.inputs.cfg.T};
+    const gpt2::index_t* arg_fields[7] = {&args.cfg.L, &args.cfg.C, &args.cfg.NH, &args.cfg.V,
+                                          &args.cfg.Vp, &args.cfg.B, &args.cfg.T};
+    for (int f = 0; f < 7; ++f) {
+      if (args.cfg_given[f] && *arg_fields[f] != *file_fields[f]) {
+        throw std::invalid_argument("the configuration given differs from " + args.input + "'s");
+      }
+    }
+    inputs = std::move(file.inputs);
+    want = std::move(file.gradients);
+    want_losses = std::move(file.losses);
+    torch_ms = std::move(file.times_ms);
+  }
+  const gpt2::Config c = inputs.cfg;
+  std::printf("GPT-2 backward with llmk on %s: L %lld C %lld NH %lld V %lld Vp %lld B %lld T %lld, "
+              "%s, attention %s\n",
+              Exec::name(), (long long)c.L, (long long)c.C, (long long)c.NH, (long long)c.V,
+              (long long)c.Vp, (long long)c.B, (long long)c.T, args.precision.c_str(),
+              args.attention.c_str());
+
+  gpt2::Gpt2Backward<Exec, T> backward(exec, c, materialized);
+  backward.load(inputs);
+  inputs = gpt2::HostInputs{};  // the host copies are no longer needed
+  backward.reset();
+  backward.run();
+  const double tolerance = args.tolerance > 0 ? args.tolerance : default_tolerance(args);
+  const auto rows = gpt2::compare_gradients(c, backward.gradients(), want, tolerance);
+  bool ok = gpt2::print_comparisons(stdout, rows, tolerance);
+  if (!want_losses.empty()) {
+    const double e = gpt2::relative_l2(backward.losses(), want_losses);
+    const bool losses_ok = e <= tolerance;
+    std::printf("%-16s %12s %12.4e %12s  %s\n", "losses", "", e, "", losses_ok ? "ok" : "FAIL");
+    ok = ok && losses_ok;
+  }
+
+  const int repeats = args.repeats >= 0 ? args.repeats : (args.selfcheck ? 3 : 20);
+  const double flush_mb = args.l2_flush_mb >= 0 ? args.l2_flush_mb : (args.selfcheck ? 0 : 256);
+  if (repeats > 0) gpt2::print_times(backward, repeats, flush_mb, torch_ms);
+  std::printf("%s\n", ok ? "every gradient within tolerance" : "FAILED: a gradient is off");
+  return ok ? 0 : 1;
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+bool have_gpu() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    std::printf("no GPU (cudaGetDeviceCount: %s): skipped\n", cudaGetErrorString(status));
+    return false;
+  }
+  return true;
+}
+#else
+bool have_gpu() { return true; }
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  try {
+    args = parse(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "llmk-gpt2-backward: %s\n%s", e.what(), kUsage);
+    return 2;
+  }
+  if (!have_gpu()) return 77;
+  Kokkos::initialize(argc, argv);
+  int status = 0;
+  try {
+    status = args.precision == "bf16" ? run<llmk::bf16>(args) : run<float>(args);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "llmk-gpt2-backward: %s\n", e.what());
+    status = 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "llmk-gpt2-backward: %s\n", e.what());
+    status = 1;
+  }
+  Kokkos::finalize();
+  return status;
+}
