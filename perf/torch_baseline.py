@@ -54,6 +54,12 @@ judged (fp32 ≤ 1e-4, bf16 ≤ 1.6e-2: perf/torch_peers/attention.py says why);
 a row over it makes the exit status 1. perf/torch_peers/attention.py has the
 details.
 
+classifier_backward: the backward of F.cross_entropy over logits[..., :V] of
+B×T×Vp logits (default 8, 1024, 50257, 50304), fp32 and bf16: autograd's
+backward eager (peer:pytorch-eager) and torch.compile of the explicit
+backward with the losses (peer:pytorch-compile and its -kernels);
+perf/torch_peers/classifier.py has the details.
+
 Compile times are reported apart (the note, and "compile_s" in the JSON),
 with Inductor's caches as found (a second run of the script compiles from
 them; TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 measures a cold compile).
@@ -78,6 +84,9 @@ usage: python3 perf/torch_baseline.py [matmul_backward] [--B 8 --T 1024 --C 768 
        python3 perf/torch_baseline.py attention_backward [--B 8 --T 1024 --C 768 --NH 12]
            [--precision fp32|bf16|all] [--no-compile | --compile-modes LIST]
            [--repeat 100] [--warmup 10] [--runs 1] [--json PATH]
+       python3 perf/torch_baseline.py classifier_backward [--B 8 --T 1024 --V 50257 --Vp 50304]
+           [--precision fp32|bf16|all] [--no-compile | --compile-modes LIST]
+           [--repeat 100] [--warmup 10] [--runs 1] [--json PATH]
 Arguments of llmk-perf's it does not share are ignored, so that one argument
 list serves both (scripts/gpu-run.sh). Without a CUDA GPU (or without
 PyTorch) it says so and exits with 0.
@@ -87,11 +96,11 @@ import json
 import sys
 import warnings
 
-from torch_peers import attention, layernorm, matmul
+from torch_peers import attention, classifier, layernorm, matmul
 from torch_peers.common import COMPILE_MODE_SUFFIX
 
 OPS = {"matmul_backward": matmul, "layernorm_backward": layernorm,
-       "attention_backward": attention}
+       "attention_backward": attention, "classifier_backward": classifier}
 
 
 def parse_args(argv=None):
@@ -113,6 +122,9 @@ def parse_args(argv=None):
     ap.add_argument("--C", type=int, default=768)
     ap.add_argument("--OC", type=int, default=3072, help="matmul_backward only")
     ap.add_argument("--NH", type=int, default=12, help="attention_backward only: heads")
+    ap.add_argument("--V", type=int, default=50257, help="classifier_backward only: vocabulary")
+    ap.add_argument("--Vp", type=int, default=50304,
+                    help="classifier_backward only: padded vocabulary (the logits' rows)")
     ap.add_argument("--precision", default="fp32",
                     help="comma list of " + "; ".join(
                         f"{', '.join(m.PRECISIONS)} ({op})" for op, m in OPS.items())
@@ -150,11 +162,13 @@ def parse_args(argv=None):
         if name not in known:
             ap.error(f"--precision: '{name}' is not one of {', '.join(known)}, all ({args.op})")
     args.precisions = [p for p in known if p in names]
-    for name in ("B", "T", "C", "OC", "NH", "repeat", "runs"):
+    for name in ("B", "T", "C", "OC", "NH", "V", "Vp", "repeat", "runs"):
         if getattr(args, name) < 1:
             ap.error(f"--{name}: at least 1 (got {getattr(args, name)})")
     if args.warmup < 0:
         ap.error(f"--warmup: at least 0 (got {args.warmup})")
+    if args.op == "classifier_backward" and args.V > args.Vp:
+        ap.error(f"--V {args.V} exceeds --Vp {args.Vp}")
     if args.op == "attention_backward" and args.C % args.NH != 0:
         ap.error(f"--C {args.C} is not a multiple of --NH {args.NH}")
     if args.no_compile or args.compile_modes == "none":

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from a bundle made by scripts/gpu-bundle.sh.
 #
-# usage: run.sh [tests] [sanitize] [perf] [perf-layernorm] [perf-attention]
+# usage: run.sh [tests] [sanitize] [perf] [perf-layernorm] [perf-attention] [perf-classifier]
 #               [-- llmk-perf arguments]
 #        (default: tests sanitize perf perf-layernorm perf-attention)
 #   tests     every test binary; the large (seed-shape) tests on Cuda and across
@@ -19,6 +19,9 @@
 #             writes its file (~8 GB) into $GPT2_DIR (default /tmp/llmk-gpt2, not
 #             $OUT: too large to bring back), then llmk-gpt2-backward compares every
 #             gradient with autograd's and times the backward, bf16 and fp32
+#   perf-classifier  the PyTorch peer, then llmk-perf classifier_backward, fp32
+#             and bf16, at GPT-2's B = 8, T = 1024, V = 50257, Vp = 50304 (not
+#             a default step)
 # Logs and JSON go to $OUT (if set) or ./results.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -56,13 +59,13 @@ for step in "${steps[@]}"; do
       # 10¹² multiply-adds)
       compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
         "$here/bin/llmk_tests_cuda" --gtest_brief=1 \
-        --gtest_filter='-*Large*:attention_backward_recompute/HugeRows.*' \
+        --gtest_filter='-*Large*:attention_backward_recompute/HugeRows.*:classifier_backward.HugeRows' \
         2>&1 | tee "$results/memcheck.log" | tail -n 25
       [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: memcheck"; status=1; }
       note "compute-sanitizer racecheck: llmk_tests_cuda, layernorm, recompute attention"
       compute-sanitizer --tool racecheck --error-exitcode 3 --print-limit 20 \
         "$here/bin/llmk_tests_cuda" --gtest_brief=1 \
-        --gtest_filter='layernorm_backward/*:attention_flash/*:attention_backward_recompute/*-*Large*:*HugeRows*' \
+        --gtest_filter='layernorm_backward/*:attention_flash/*:attention_backward_recompute/*:classifier_*-*Large*:*HugeRows*' \
         2>&1 | tee "$results/racecheck.log" | tail -n 25
       [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: racecheck"; status=1; } ;;
     perf)
@@ -101,6 +104,14 @@ for step in "${steps[@]}"; do
           2>&1 | tee "$results/gpt2-$precision.log"
         [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: gpt2 $precision"; status=1; }
       done ;;
+    perf-classifier)
+      note "PyTorch peer, classifier_backward"
+      python3 "$here/torch_baseline.py" classifier_backward --precision all \
+        --json "$results/torch-classifier.json" || status=1
+      note "llmk-perf classifier_backward (Cuda)"
+      "$here/bin/llmk-perf" classifier_backward --backend cuda --precision all \
+        --import "$results/torch-classifier.json" \
+        --json "$results/perf-classifier.json" || status=1 ;;
     *) echo "unknown step '$step'"; status=2 ;;
   esac
 done

@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from torch_peers import attention, layernorm, matmul  # noqa: E402
+from torch_peers import attention, classifier, layernorm, matmul  # noqa: E402
 
 
 class WallEvent:
@@ -48,7 +48,7 @@ def fake_cuda(torch):
 
 
 def args_for(op, **sizes):
-    a = argparse.Namespace(B=2, T=16, C=32, OC=24, NH=4, gelu=False, overwrite_dinp=False,
+    a = argparse.Namespace(B=2, T=16, C=32, OC=24, NH=4, V=61, Vp=64, gelu=False, overwrite_dinp=False,
                            repeat=3, warmup=1, runs=2, compile_modes=["default"], op=op)
     for k, v in sizes.items():
         setattr(a, k, v)
@@ -93,6 +93,9 @@ def main():
     a = args_for("layernorm_backward")
     for p in layernorm.PRECISIONS:
         check(layernorm.run_precision(torch, a, p, dev, l2), failures, "layernorm")
+    a = args_for("classifier_backward")
+    for p in classifier.PRECISIONS:
+        check(classifier.run_precision(torch, a, p, dev, l2), failures, "classifier")
     a = args_for("attention_backward")
     for p in attention.PRECISIONS:
         records = attention.run_precision(torch, a, p, dev, l2)

@@ -154,6 +154,19 @@ struct LayernormTuning {
   using rows_launch_bounds = Kokkos::LaunchBounds<>;
 };
 
+// The classifier backward's fused kernel (classifier_backward.hpp): a team
+// of team_size × vector_length per row, each lane loading `unroll` packs of
+// pack_bytes at a time. Host: a thread per row, one 16-byte pack after the
+// other (a row of 50304 floats, 196 KiB, stays in a Zen 3 core's 512 KiB L2
+// for the second pass).
+template <class ExecSpace>
+struct ClassifierTuning {
+  static constexpr int team_size = 1, vector_length = 1;
+  static constexpr int pack_bytes = 16;
+  static constexpr int unroll = 1;
+  using launch_bounds = Kokkos::LaunchBounds<>;
+};
+
 #ifdef KOKKOS_ENABLE_CUDA
 // Cuda: a team is 8 warps-worth of (thread × lane) pairs; lanes run along the
 // contiguous dimension so that a warp's loads are coalesced.
@@ -297,6 +310,19 @@ struct TiledTuning<Kokkos::Cuda> {
   static index_t resident_teams() {
     return index_t(Kokkos::Cuda().cuda_device_prop().multiProcessorCount) * 2;
   }
+};
+
+// Cuda: 16 warps a row (512 threads), 16-byte loads, 4 in flight a lane,
+// 2 teams an SM (≤ 64 registers). Not measured yet (written without a GPU):
+// llm.c's fused_classifier runs 1024 threads a row. The second pass's reads
+// hit L2 while the rows in flight fit it: 264 teams × 100 KB of bf16
+// (50304 columns) is 26 MB of the H200's 50 MB; fp32's 53 MB does not.
+template <>
+struct ClassifierTuning<Kokkos::Cuda> {
+  static constexpr int team_size = 16, vector_length = 32;
+  static constexpr int pack_bytes = 16;
+  static constexpr int unroll = 4;
+  using launch_bounds = Kokkos::LaunchBounds<512, 2>;
 };
 #endif
 

@@ -101,12 +101,19 @@ KOKKOS_INLINE_FUNCTION float tanh(const float x) {
 #endif
 }
 
-// exp and log in host and device code, likewise.
+// exp, exp2 and log in host and device code, likewise.
 KOKKOS_INLINE_FUNCTION float exp(const float x) {
 #if LLMK_KOKKOS_4
   return Kokkos::exp(x);
 #else
   return Kokkos::Experimental::exp(x);
+#endif
+}
+KOKKOS_INLINE_FUNCTION float exp2(const float x) {
+#if LLMK_KOKKOS_4
+  return Kokkos::exp2(x);
+#else
+  return Kokkos::Experimental::exp2(x);
 #endif
 }
 KOKKOS_INLINE_FUNCTION float log(const float x) {
