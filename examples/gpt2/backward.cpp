@@ -8,7 +8,7 @@ namespace gpt2 {
 
 const char* step_name(Step s) {
   switch (s) {
-    case Step::classifier: return "classifier (glue)";
+    case Step::classifier: return "classifier";
     case Step::lm_head: return "matmul lm-head (wte)";
     case Step::layernorm: return "layernorm (ln1, ln2, lnf)";
     case Step::fcproj_gelu: return "matmul fcproj + gelu";
@@ -173,8 +173,13 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
   }
 
   // The loss: mean over the B·T positions, so each position's dloss is 1/(B·T).
-  classifier_step(exec_, a.logits, losses_, Buffer<ExecSpace, const int>(targets_),
-                  1.0f / float(BT), BT, cfg_.V, cfg_.Vp);
+  // dlogits in place of the logits. The targets were checked when they were
+  // loaded: the call's own check (a wait for the device) is not needed.
+  llmk::ClassifierBackwardOptions classifier_options;
+  classifier_options.check_targets = false;
+  llmk::classifier_backward(ctx_, a.logits.data(), losses_.data(), a.logits.data(),
+                            targets_.data(), 1.0f / float(BT), B, T_, cfg_.V, cfg_.Vp,
+                            classifier_options);
   lap(clock, Step::classifier);
   T* dlogits = a.logits.data();
   // The LM head, weight-tied: its weight is wte, its dweight wte's gradient

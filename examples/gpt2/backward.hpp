@@ -13,13 +13,13 @@
 // "bf16-fp32grad" for matmul and layernorm, "bf16" for attention).
 #pragma once
 
-#include "classifier_step.hpp"
 #include "device.hpp"
 #include "encoder_step.hpp"
 #include "model.hpp"
 #include "tensors.hpp"
 
 #include <llmk/attention_backward.hpp>
+#include <llmk/classifier_backward.hpp>
 #include <llmk/context.hpp>
 #include <llmk/layernorm_backward.hpp>
 #include <llmk/matmul_backward.hpp>
