@@ -12,6 +12,8 @@ install(FILES
     ${PROJECT_SOURCE_DIR}/src/llmk/attention_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/bf16.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/context.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/encoder_backward.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/gelu_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/layernorm_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/matmul_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/operation.hpp

@@ -4,6 +4,7 @@
 //   llmk-perf matmul_backward [options]      perf/matmul_backward/
 //   llmk-perf layernorm_backward [options]   perf/layernorm_backward/
 //   llmk-perf attention_backward [options]   perf/attention_backward/
+//   llmk-perf gelu_backward [options]        perf/gelu_backward/
 //   llmk-perf [options]                      matmul_backward, as before subcommands
 // The harness (perf/harness/: timing, probes, the device timer, the table and
 // the JSON, the common options) knows nothing of the operations. Its options
@@ -14,6 +15,7 @@
 // Exits 1 when a row failed its check, 2 on bad arguments.
 #include "harness/cli.hpp"
 #include "attention_backward/benchmark.hpp"
+#include "gelu_backward/benchmark.hpp"
 #include "harness/kokkos_compat.hpp"
 #include "layernorm_backward/benchmark.hpp"
 #include "matmul_backward/benchmark.hpp"
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
   llmk::perf::matmul_backward::Options matmul;
   llmk::perf::layernorm_backward::Options layernorm;
   llmk::perf::attention_backward::Options attention;
+  llmk::perf::gelu_backward::Options gelu;
 
   CLI::App app{"llmk-perf: validate and time llmk's operations against their peers. "
                "Without a subcommand: matmul_backward, with the options below."};
@@ -65,7 +68,10 @@ int main(int argc, char** argv) {
       "attention_backward",
       "the backward pass of GPT-2's causal self-attention (dqkv, given dout, qkv and att)");
   llmk::perf::attention_backward::add_options(*attention_cmd, attention);
-  for (CLI::App* cmd : {matmul_cmd, layernorm_cmd, attention_cmd}) {
+  CLI::App* gelu_cmd = app.add_subcommand(
+      "gelu_backward", "the backward pass of GPT-2's GELU (dinp = gelu'(inp) · dout)");
+  llmk::perf::gelu_backward::add_options(*gelu_cmd, gelu);
+  for (CLI::App* cmd : {matmul_cmd, layernorm_cmd, attention_cmd, gelu_cmd}) {
     cmd->fallthrough();  // the harness's options after the subcommand too
     cmd->footer("llmk-perf's own options (--backend, --repeat, --warmup, --budget, --max-call, "
                 "--threads, --json, --import, --no-check, --no-peers) may come before or after "
@@ -76,7 +82,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     // An operation's options given to the driver with another operation's
     // subcommand (before it, or fallen through from it): refused, not ignored.
-    for (const CLI::App* cmd : {layernorm_cmd, attention_cmd})
+    for (const CLI::App* cmd : {layernorm_cmd, attention_cmd, gelu_cmd})
       if (cmd->parsed() && !given(*legacy).empty())
         throw CLI::ValidationError(given(*legacy).front(), "is an option of matmul_backward, not of " +
                                                                cmd->get_name());
@@ -91,6 +97,7 @@ int main(int argc, char** argv) {
     run = [&] { return llmk::perf::layernorm_backward::run(harness, layernorm); };
   if (attention_cmd->parsed())
     run = [&] { return llmk::perf::attention_backward::run(harness, attention); };
+  if (gelu_cmd->parsed()) run = [&] { return llmk::perf::gelu_backward::run(harness, gelu); };
 
   std::unique_ptr<Kokkos::ScopeGuard> kokkos;
   try {
