@@ -1,6 +1,6 @@
 #include "peers.hpp"
 
-#include <algorithm>
+#include "../harness/peer_list.hpp"
 
 namespace llmk::perf::gelu_backward {
 
@@ -12,21 +12,13 @@ std::vector<Peer> llmc_peers();
 std::vector<Peer> peers_for(const std::string& backend) {
   std::vector<Peer> all;
 #ifdef LLMK_PERF_CUDA_PEERS
-  for (Peer& p : llmc_peers()) all.push_back(std::move(p));
+  all = llmc_peers();
 #endif
-  std::vector<Peer> here;
-  for (Peer& p : all)
-    if (std::find(p.backends.begin(), p.backends.end(), backend) != p.backends.end())
-      here.push_back(std::move(p));
-  return here;
+  return peers_on(std::move(all), backend);
 }
 
 std::string comparison_peer(const std::string& backend, const std::string& precision) {
-  for (const Peer& p : peers_for(backend))
-    if (p.comparison &&
-        std::find(p.precisions.begin(), p.precisions.end(), precision) != p.precisions.end())
-      return p.name;
-  return {};
+  return comparison_among(peers_for(backend), precision);
 }
 
 }  // namespace llmk::perf::gelu_backward
