@@ -13,6 +13,8 @@ install(FILES
     ${PROJECT_SOURCE_DIR}/src/llmk/bf16.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/classifier_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/context.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/encoder_backward.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/gelu_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/layernorm_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/matmul_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/operation.hpp

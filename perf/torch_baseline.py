@@ -39,6 +39,19 @@ autograd runs for F.layer_norm) and the gradients' update, as llmk's: dinp +=
                                  calls, summed per call from torch.profiler
 The bytes behind GB/s are llmk-perf's (the reference's Shape::bytes).
 
+gelu_backward: aten.gelu_backward(dout, inp, approximate='tanh') and dinp +=
+(or = with --overwrite-dinp) over B×T×C (pass --C 3072: GPT-2 124M's MLP, as
+llmk-perf gelu_backward's default), fp32 and bf16: peer:pytorch-eager,
+peer:pytorch-compile and its -kernels (--compile-modes, default "default");
+perf/torch_peers/gelu.py.
+
+encoder_backward: aten.embedding_dense_backward (what autograd runs for
+wte[tokens]) and dout.sum(0) for wpe, then dwte +=, dwpe += at --B --T --C
+--V (768, 50257 for GPT-2 124M), tokens drawn P(v) ∝ 1/(v + 1), fp32, bf16,
+bf16-fp32grad: peer:pytorch-eager, peer:pytorch-eager-deterministic
+(torch.use_deterministic_algorithms(True)), peer:pytorch-compile;
+perf/torch_peers/encoder.py.
+
 attention_backward: the backward of causal self-attention at --B --T --C --NH
 (default 8, 1024, 768, 12) on llmk's layout (qkv B×T×3C, q, k, v side by side
 in heads of C/NH; dout B×T×C; dqkv written), fp32 (TF32 off) and bf16, the
@@ -81,6 +94,8 @@ usage: python3 perf/torch_baseline.py [matmul_backward] [--B 8 --T 1024 --C 768 
        python3 perf/torch_baseline.py layernorm_backward [--B 8 --T 1024 --C 768]
            [--precision fp32|bf16|bf16-fp32grad|all] [--overwrite-dinp]
            [--no-compile | --compile-modes LIST] [--repeat 100] [--warmup 10] [--runs 1] [--json PATH]
+       python3 perf/torch_baseline.py gelu_backward [--B 8 --T 1024 --C 3072]
+           [--precision fp32|bf16|all] [--overwrite-dinp] [--no-compile | --compile-modes LIST]
        python3 perf/torch_baseline.py attention_backward [--B 8 --T 1024 --C 768 --NH 12]
            [--precision fp32|bf16|all] [--no-compile | --compile-modes LIST]
            [--repeat 100] [--warmup 10] [--runs 1] [--json PATH]
@@ -96,11 +111,12 @@ import json
 import sys
 import warnings
 
-from torch_peers import attention, classifier, layernorm, matmul
+from torch_peers import attention, classifier, encoder, gelu, layernorm, matmul
 from torch_peers.common import COMPILE_MODE_SUFFIX
 
 OPS = {"matmul_backward": matmul, "layernorm_backward": layernorm,
-       "attention_backward": attention, "classifier_backward": classifier}
+       "attention_backward": attention, "classifier_backward": classifier,
+       "gelu_backward": gelu, "encoder_backward": encoder}
 
 
 def parse_args(argv=None):
@@ -122,7 +138,8 @@ def parse_args(argv=None):
     ap.add_argument("--C", type=int, default=768)
     ap.add_argument("--OC", type=int, default=3072, help="matmul_backward only")
     ap.add_argument("--NH", type=int, default=12, help="attention_backward only: heads")
-    ap.add_argument("--V", type=int, default=50257, help="classifier_backward only: vocabulary")
+    ap.add_argument("--V", type=int, default=50257,
+                    help="classifier_backward and encoder_backward only: vocabulary")
     ap.add_argument("--Vp", type=int, default=50304,
                     help="classifier_backward only: padded vocabulary (the logits' rows)")
     ap.add_argument("--precision", default="fp32",

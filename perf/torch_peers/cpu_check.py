@@ -18,6 +18,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from torch_peers import attention, classifier, layernorm, matmul  # noqa: E402
+from torch_peers import encoder  # noqa: E402
+from torch_peers import gelu as gelu_peer  # noqa: E402 (main's loop has a `gelu`)
 
 
 class WallEvent:
@@ -96,6 +98,13 @@ def main():
     a = args_for("classifier_backward")
     for p in classifier.PRECISIONS:
         check(classifier.run_precision(torch, a, p, dev, l2), failures, "classifier")
+    for overwrite in (False, True):
+        a = args_for("gelu_backward", C=35, overwrite_dinp=overwrite)
+        for p in gelu_peer.PRECISIONS:
+            check(gelu_peer.run_precision(torch, a, p, dev, l2), failures, f"gelu overwrite={overwrite}")
+    a = args_for("encoder_backward", V=40)
+    for p in encoder.PRECISIONS:
+        check(encoder.run_precision(torch, a, p, dev, l2), failures, "encoder")
     a = args_for("attention_backward")
     for p in attention.PRECISIONS:
         records = attention.run_precision(torch, a, p, dev, l2)

@@ -1,0 +1,125 @@
+"""gelu_backward's PyTorch peer (torch_baseline.py gelu_backward):
+aten.gelu_backward(approximate='tanh') and dinp's update, eager and under
+torch.compile, on llmk-perf's shapes (N = B·T·C; pass --C 3072 for GPT-2
+124M's MLP, llmk-perf gelu_backward's default); records for llmk-perf --import."""
+from .common import (Compiled, compile_impl, compile_note, kernels_note, mark_step_of,
+                     profiled_kernel_ms, rel_l2, skipped_record, spread_fields, spread_text,
+                     time_runs, uses_cudagraphs)
+
+PRECISIONS = ["fp32", "bf16"]
+COMPILE_MODES = ["default"]  # the rows without --compile-modes
+
+
+def gelu_bytes(B, T, C, precision, overwrite_dinp):
+    """llmk-perf's bytes (the reference's Shape::bytes): dout and inp read,
+    dinp written (and read unless overwritten)."""
+    return B * T * C * (2 if precision == "bf16" else 4) * (3 if overwrite_dinp else 4)
+
+
+class GeluProblem:
+    """Inputs as llmk's problems make them (the same distributions): dout and
+    the initial dinp uniform in [-1, 1), inp uniform in [-4, 4)."""
+
+    def __init__(self, torch, args, precision, dev):
+        gen = torch.Generator(device=dev).manual_seed(0)
+        t = torch.bfloat16 if precision == "bf16" else torch.float32
+        shape = (args.B, args.T, args.C)
+
+        def uniform(scale=1.0):
+            return ((torch.rand(*shape, device=dev, generator=gen) * 2 - 1) * scale).to(t)
+
+        self.dout, self.inp, self.dinp0 = uniform(), uniform(4.0), uniform()
+
+    def args(self):
+        return self.dout, self.inp, self.dinp0
+
+    def cloned(self):
+        other = object.__new__(GeluProblem)
+        for k, v in vars(self).items():
+            setattr(other, k, v.clone())
+        return other
+
+    def reference(self, overwrite_dinp):
+        """dinp in float64 from the very inputs (the formula, written out)."""
+        x, d = self.inp.double(), self.dout.double()
+        s, a = (2.0 / 3.141592653589793) ** 0.5, 0.044715
+        t = (s * (x + a * x ** 3)).tanh()
+        g = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * s * (1 + 3 * a * x * x)
+        return g * d if overwrite_dinp else self.dinp0.double() + g * d
+
+
+def gelu_step(torch, overwrite_dinp):
+    aten = torch.ops.aten
+
+    def step(dout, inp, dinp):
+        g = aten.gelu_backward(dout, inp, approximate="tanh")
+        return (g if overwrite_dinp else dinp + g),  # a tuple, as Compiled takes outputs
+
+    return step
+
+
+def base(args, precision):
+    return {"precision": precision, "B": args.B, "T": args.T, "C": args.C,
+            "overwrite_dinp": args.overwrite_dinp, "gbs": None}
+
+
+def record(torch, args, precision, impl, runs, error, note, **extra):
+    fields = spread_fields(runs)
+    med = fields["ms_median"]
+    nbytes = gelu_bytes(args.B, args.T, args.C, precision, args.overwrite_dinp)
+    r = {"impl": impl, "kind": "peer", "backend": "Cuda", **base(args, precision), **fields,
+         "gflops": None, "gbs": nbytes / (med * 1e-3) / 1e9 if med > 0 else None,
+         "valid": None, "max_rel_err": error, "dinp_rel_err": error,
+         "note": f"torch {torch.__version__}, {note}; errors measured, not judged"}
+    r.update(extra)
+    print(f"{impl} gelu backward {args.B}x{args.T}x{args.C} {precision}: median {med:.4f} ms, "
+          f"min {fields['ms_min']:.4f} ms, {r['gbs'] or 0:.1f} GB/s{spread_text(fields)}, "
+          f"rel err dinp {error:.1e}")
+    return r
+
+
+def skipped(args, precision, impl, why):
+    print(f"{impl} gelu backward {precision}: skipped: {why}")
+    return skipped_record(base(args, precision), impl, why)
+
+
+def run_precision(torch, args, precision, dev, l2_flush):
+    p = GeluProblem(torch, args, precision, dev)
+    ref = p.reference(args.overwrite_dinp)
+    update = "dinp =" if args.overwrite_dinp else "dinp +="
+    what = "float32" if precision == "fp32" else "bfloat16 tensors"
+    eager = gelu_step(torch, args.overwrite_dinp)
+    error = rel_l2(eager(*p.args())[0], ref)
+    runs = time_runs(torch, lambda: eager(*p.args()), l2_flush, args)
+    records = [record(torch, args, precision, "peer:pytorch-eager", runs, error,
+                      f"aten.gelu_backward(approximate='tanh') then {update}, eager, {what}")]
+    for mode in args.compile_modes:
+        impl = compile_impl(mode)
+        kernels_impl = None if uses_cudagraphs(mode) else impl + "-kernels"
+        q = p.cloned() if uses_cudagraphs(mode) else p
+        if uses_cudagraphs(mode) and hasattr(torch._dynamo, "mark_static_address"):
+            for t in q.args():
+                torch._dynamo.mark_static_address(t)
+        before = mark_step_of(torch, mode)
+        compiled = Compiled(torch, [gelu_step(torch, args.overwrite_dinp)], mode, q.args(), before)
+        if compiled.fn is None:
+            records.append(skipped(args, precision, impl, compiled.why))
+            if kernels_impl:
+                records.append(skipped(args, precision, kernels_impl, compiled.why))
+            continue
+        err = rel_l2(compiled.outs[0], ref)
+        compiled.outs = None
+        runs = time_runs(torch, lambda: compiled.fn(*q.args()), l2_flush, args, before)
+        how = (f"torch.compile(mode=\"{mode}\") of aten.gelu_backward(approximate='tanh') and "
+               f"{update}, {what}")
+        records.append(record(torch, args, precision, impl, runs, err,
+                              f"{how}; {compile_note(compiled)}", compile_s=compiled.compile_s))
+        if kernels_impl:
+            kernel_times, names = profiled_kernel_ms(torch, lambda: compiled.fn(*q.args()),
+                                                     l2_flush, min(args.repeat, 50))
+            if kernel_times is None:
+                records.append(skipped(args, precision, kernels_impl, names))
+                continue
+            records.append(record(torch, args, precision, kernels_impl, [kernel_times], err,
+                                  kernels_note(impl, names), compile_s=compiled.compile_s))
+    return records

@@ -1,0 +1,107 @@
+// The GELU backward kernels (ops/gelu_backward/ has the operation):
+//   dinp[i] ⟵ gelu'(inp[i]) · dout[i]
+// gelu' in float (kernels/gelu.hpp, the one matmul_backward fuses), one
+// rounding into dinp (kernels/update.hpp). Every element on its own: no
+// sums, the same bits on every space and thread count.
+//
+//  - gelu_backward_elements: a thread per element (the baseline);
+//  - gelu_backward_packed: a thread per 16-byte pack of dout, inp and dinp
+//    (4 floats, 8 bf16: one load of each array, one store), where the three
+//    arrays are equally misaligned (the usual case: all aligned) after a head
+//    of elements before the first pack boundary; the head and the tail past
+//    the last whole pack are single elements, in the same launch. Arrays of
+//    different alignments run element by element.
+#pragma once
+
+#include <kernels/gelu.hpp>
+#include <kernels/pack.hpp>
+#include <kernels/update.hpp>
+#include <llmk/types.hpp>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace llmk::kernels {
+
+template <class ExecSpace, class In, class DInp>
+struct GeluBackwardArgs {
+  template <class T>
+  using Vector = Kokkos::View<T*, Kokkos::LayoutRight, typename ExecSpace::device_type,
+                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Vector<DInp> dinp;
+  Vector<const In> dout, inp;
+  bool overwrite_dinp = false;
+};
+
+// One element: the scalar path of both kernels (the same float operations as
+// a pack's element, so a thread's element and a pack's agree bit for bit).
+template <class Args>
+KOKKOS_INLINE_FUNCTION void gelu_backward_element(const Args& a, const index_t i) {
+  update(a.dinp(i), gelu_grad(to_float(a.inp(i))) * to_float(a.dout(i)), a.overwrite_dinp);
+}
+
+template <class ExecSpace, class Args>
+void gelu_backward_elements(const ExecSpace& exec, const Args& a) {
+  Kokkos::parallel_for("llmk::gelu_backward_elements",
+                       Range<ExecSpace>(exec, 0, index_t(a.dinp.extent(0))),
+                       KOKKOS_LAMBDA(const index_t i) { gelu_backward_element(a, i); });
+}
+
+// Where the packs of `size` elements of Bytes bytes lie: elements [head,
+// head + packs·size); none unless the three arrays are misaligned alike.
+struct GeluPackPlan {
+  index_t head = 0, packs = 0;
+};
+
+template <int Bytes, class Args>
+GeluPackPlan gelu_pack_plan(const Args& a) {
+  using T = typename decltype(a.dout)::non_const_value_type;
+  static_assert(sizeof(T) == sizeof(typename decltype(a.dinp)::value_type),
+                "dinp's packs hold as many elements as dout's");
+  constexpr int size = Bytes / int(sizeof(T));
+  const auto offset = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % Bytes; };
+  const index_t N = index_t(a.dinp.extent(0));
+  const std::uintptr_t o = offset(a.dinp.data());
+  if (offset(a.dout.data()) != o || offset(a.inp.data()) != o || o % sizeof(T) != 0) return {};
+  GeluPackPlan plan;
+  plan.head = std::min<index_t>(N, index_t((Bytes - o) % Bytes / sizeof(T)));
+  plan.packs = (N - plan.head) / size;
+  return plan;
+}
+
+template <class ExecSpace, class Args>
+void gelu_backward_packed(const ExecSpace& exec, const Args& a) {
+  using In = typename decltype(a.dout)::non_const_value_type;
+  using DInp = typename decltype(a.dinp)::value_type;
+  constexpr int kBytes = 16;
+  using InPack = PackOf<In, kBytes>;
+  using OutPack = PackOfSize<DInp, InPack::size>;
+  constexpr int size = InPack::size;
+  const GeluPackPlan plan = gelu_pack_plan<kBytes>(a);
+  const index_t N = index_t(a.dinp.extent(0)), head = plan.head, packs = plan.packs;
+  const index_t tail = head + packs * size;  // the first element past the packs
+  const In* const dout = a.dout.data();
+  const In* const inp = a.inp.data();
+  DInp* const dinp = a.dinp.data();
+  const bool overwrite = a.overwrite_dinp;
+  // Items [0, packs) are packs; the rest the head's and the tail's elements.
+  Kokkos::parallel_for(
+      "llmk::gelu_backward_packed", Range<ExecSpace>(exec, 0, packs + (N - packs * size)),
+      KOKKOS_LAMBDA(const index_t i) {
+        if (i < packs) {
+          const index_t e = head + i * size;
+          const InPack d = load_pack<InPack>(dout + e), x = load_pack<InPack>(inp + e);
+          OutPack out = overwrite ? OutPack{} : load_pack<OutPack>(dinp + e);
+          for (int u = 0; u < size; ++u) {
+            const float g = gelu_grad(x.get(u)) * d.get(u);
+            out.set(u, overwrite ? g : out.get(u) + g);
+          }
+          store_pack(dinp + e, out);
+        } else {
+          const index_t k = i - packs;
+          gelu_backward_element(a, k < head ? k : tail + (k - head));
+        }
+      });
+}
+
+}  // namespace llmk::kernels

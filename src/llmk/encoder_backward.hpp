@@ -1,0 +1,96 @@
+// llmk: the backward pass of GPT-2's encoder (llm.c's encoder_backward), the
+// token and position embeddings out[b, t, :] = wte[tokens[b, t], :] + wpe[t, :]:
+//
+//   dwte (V × C) ⟵ Σ over the positions (b, t) holding token v of dout[b, t, :]
+//   dwpe (T × C) ⟵ Σ_b dout[b, t, :]
+//
+// "⟵" is += by default (parameter gradients accumulate over micro-batches),
+// or = per output (options.*_update = Update::overwrite; never read then):
+// an overwritten dwte's rows of tokens absent from `tokens` become zeros.
+//
+// Element types, one of these configurations:
+//   "fp32"           dout, dwte, dwpe float
+//   "bf16"           all bf16 (llm.c's training)
+//   "bf16-fp32grad"  dout bf16; dwte and dwpe float
+// tokens are int32 in all. Sums in float, each output rounded once.
+//
+// Deterministic without floating-point atomics: each (token, channel) adds
+// its positions' rows in increasing position order (b·T + t), each (t,
+// channel) its batch rows in order of b, so results are bitwise the same
+// from run to run, on any space and thread count (kernels/encoder_backward.hpp
+// says how the positions are sorted by token on the device).
+//
+// A token outside [0, V) is refused (std::invalid_argument naming 'tokens',
+// its position and value) before anything is written: the check runs on the
+// device, one reduction over the B·T tokens, whose count the host waits for
+// (one synchronization of the instance per call). Otherwise the contract is
+// matmul_backward's (llmk/matmul_backward.hpp).
+#pragma once
+
+#include <llmk/context.hpp>
+#include <llmk/operation.hpp>
+#include <llmk/tensor_ref.hpp>
+#include <llmk/types.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmk {
+
+struct EncoderBackwardOptions {
+  // An implementation's name (encoder_backward_impls()), or "auto".
+  std::string impl = "auto";
+  Update dwte_update = Update::accumulate;
+  Update dwpe_update = Update::accumulate;
+};
+
+using EncoderBackwardImplInfo = ImplInfo;
+
+// The tokens of a call: B × T int32, row-major, in ExecSpace's memory.
+template <class ExecSpace>
+using TokensView = Kokkos::View<const int**, Kokkos::LayoutRight, typename ExecSpace::memory_space,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+const std::vector<EncoderBackwardImplInfo>& encoder_backward_impls();
+// "fp32", "bf16", "bf16-fp32grad".
+const std::vector<std::string>& encoder_backward_precisions();
+template <class ExecSpace>
+bool encoder_backward_available(std::string_view impl);
+template <class ExecSpace>
+std::string encoder_backward_auto_impl(std::string_view precision = "fp32");
+// Bytes of workspace a call needs (Context::use_workspace): the sort of the
+// B·T positions by token, 4·(3·V + 2·B·T) bytes and alignment.
+template <class ExecSpace>
+std::size_t encoder_backward_workspace_bytes(index_t B, index_t T, index_t C, index_t V,
+                                             const EncoderBackwardOptions& options = {},
+                                             std::string_view precision = "fp32");
+
+// Views: dwte (V, C), dwpe (T, C), dout (B, T, C), tokens (B, T). V is
+// dwte's first extent. (A model with room for more positions, wpe of
+// (maxT, C): pass the first T rows of its gradient.)
+template <class ExecSpace>
+void encoder_backward(Context<ExecSpace>& ctx, const Out<ExecSpace>& dwte,
+                      const Out<ExecSpace>& dwpe, const In<ExecSpace>& dout,
+                      const TokensView<typename detail::NoDeduce<ExecSpace>::type>& tokens,
+                      const EncoderBackwardOptions& options = {});
+
+// Raw pointers in ExecSpace's memory, row-major as llm.c's buffers: dwte V·C,
+// dwpe T·C, dout B·T·C elements, tokens B·T.
+template <class ExecSpace>
+void encoder_backward(Context<ExecSpace>& ctx, BufferRef dwte, BufferRef dwpe,
+                      ConstBufferRef dout, const int* tokens, index_t B, index_t T, index_t C,
+                      index_t V, const EncoderBackwardOptions& options = {});
+
+// The same two on an execution-space instance, with its implicit context.
+template <class ExecSpace>
+void encoder_backward(const ExecSpace& exec, const Out<ExecSpace>& dwte,
+                      const Out<ExecSpace>& dwpe, const In<ExecSpace>& dout,
+                      const TokensView<typename detail::NoDeduce<ExecSpace>::type>& tokens,
+                      const EncoderBackwardOptions& options = {});
+template <class ExecSpace>
+void encoder_backward(const ExecSpace& exec, BufferRef dwte, BufferRef dwpe, ConstBufferRef dout,
+                      const int* tokens, index_t B, index_t T, index_t C, index_t V,
+                      const EncoderBackwardOptions& options = {});
+
+}  // namespace llmk

@@ -1,0 +1,173 @@
+// llmk::gelu_backward described to the contract tests
+// (tests/contract/operation.hpp lists what an adapter provides): its
+// implementations, precisions and shapes, its arguments in the order of its
+// entry points, its reference library (llmk_gelu_backward_reference) and its
+// calls.
+#pragma once
+
+#include "contract/operation.hpp"
+#include "support/impl_params.hpp"
+
+#include <llmk/gelu_backward.hpp>
+#include <llmk/layernorm_backward.hpp>  // the other operations' implementation names
+#include <llmk/matmul_backward.hpp>
+#include <ops/gelu_backward/reference/problem.hpp>
+#include <ops/gelu_backward/reference/reference.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace llmk_test {
+
+struct GeluBackwardContract {
+  using Shape = llmk::reference::gelu::Shape;
+  using Problem = llmk::reference::gelu::HostProblem;
+  using Options = llmk::GeluBackwardOptions;
+  using Precision = llmk::reference::Precision;
+  using ArgSpec = contract::ArgSpec;
+
+  static std::string name() { return "gelu_backward"; }
+  // Every element on its own: the same bits on every host space.
+  static constexpr bool same_bits_on_host_spaces = true;
+
+  static std::vector<Precision> precisions() { return {Precision::fp32, Precision::bf16}; }
+  static bool everywhere(Precision) { return true; }
+  static std::vector<std::string> variants() { return {""}; }
+  static Shape in_variant(const Shape& s, const std::string&) { return s; }
+
+  template <class Space>
+  static ImplCatalog catalog() {
+    return {as_impl_infos(llmk::gelu_backward_impls()),
+            [](const std::string& impl) { return llmk::gelu_backward_available<Space>(impl); },
+            [](Precision p) {
+              return llmk::gelu_backward_auto_impl<Space>(llmk::reference::precision_name(p));
+            }};
+  }
+
+  // matmul's and layernorm's names that are not gelu_backward's.
+  static std::vector<std::string> foreign_impls() {
+    std::vector<std::string> own, foreign;
+    for (const llmk::ImplInfo& info : llmk::gelu_backward_impls()) own.push_back(info.name);
+    const auto add = [&](const std::string& name) {
+      if (std::find(own.begin(), own.end(), name) == own.end() &&
+          std::find(foreign.begin(), foreign.end(), name) == foreign.end())
+        foreign.push_back(name);
+    };
+    for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) add(info.name);
+    for (const llmk::ImplInfo& info : llmk::layernorm_backward_impls()) add(info.name);
+    return foreign;
+  }
+
+  // --- shapes -------------------------------------------------------------------
+  static std::vector<Shape> shapes() { return llmk::reference::gelu::test_shapes(); }
+  static std::vector<Shape> overwrite_shapes() {
+    return {{"one", 1, 1, 1}, {"odd", 3, 5, 7}, {"tail7", 1, 1, 1031}};
+  }
+  static const std::vector<Shape>& empty_shapes() {
+    return llmk::reference::gelu::empty_shapes();
+  }
+  // GPT-2 124M's (B 8, T 1024, 4C = 3072: 25·10⁶ elements; 6-15 s a test on
+  // 2 cores, 1558M's twice that: left to the reference's own test).
+  static std::vector<Shape> large_shapes() { return {llmk::reference::gelu::gpt2_shapes()[0]}; }
+  template <class Space>
+  static std::string slow_reason(const std::string&, const Shape&) {
+    return "";
+  }
+  static Shape nan_shape() { return {"nan", 2, 9, 24}; }
+  static Shape determinism_shape() { return {"det", 3, 347, 201}; }
+  // No implementation needs workspace (the tests skip where none does).
+  static std::vector<Shape> workspace_shapes() { return {{"ws", 2, 129, 67}}; }
+  // B = 2, T = 3, C = 4: extents in messages tell which size they are.
+  static Shape bad_input_shape() { return {"bad", 2, 3, 4}; }
+  static Shape concurrency_shape(int i) {
+    static const Shape shapes[] = {
+        {"c0", 2, 50, 40}, {"c1", 3, 37, 65}, {"c2", 1, 200, 33}, {"c3", 2, 64, 96}};
+    return shapes[i % 4];
+  }
+
+  // --- arguments, in the order of the entry points --------------------------------
+
+  enum Arg : std::size_t { dinp, dout, inp };
+
+  // Aligned arrays: the packs' path (tests/test_gelu_cases.cpp moves each
+  // array off its alignment). Through the rank-2 entry as (N, 1), the
+  // raw-pointer entry's view of its N elements (test_gelu_cases.cpp calls
+  // (M, C) views too).
+  static std::vector<ArgSpec> args(const Shape& s, Precision p) {
+    const std::int64_t B = s.B, T = s.T, M = s.N(), C = 1;
+    const std::int64_t C3 = s.C;
+    const llmk::DType type = input_dtype(p);
+    std::vector<ArgSpec> v(3);
+    v[dinp] = {"dinp", true, {M, C}, {B, T, C3}, type};
+    v[dinp].role = "dinp";
+    v[dout] = {"dout", false, {M, C}, {B, T, C3}, type};
+    v[dout].leader = true;
+    v[inp] = {"inp", false, {M, C}, {B, T, C3}, type};
+    for (const Arg a : {dout, inp}) v[a].group = v[a].role = "inputs";
+    return v;
+  }
+
+  // The raw entry takes N = B·T·C.
+  static std::vector<contract::Dim> dims(const Shape& s) { return {{"N", s.N()}}; }
+
+  static std::vector<contract::Overflow> overflows() {
+    constexpr std::int64_t k61 = std::int64_t(1) << 61;
+    return {{{k61}, "1·N"}, {{2 * k61}, "1·N"}};  // 2⁶¹ floats: 2⁶³ bytes; 2⁶²: 2⁶⁴
+  }
+
+  // --- problems and the reference ---------------------------------------------------
+
+  static Problem make(const Shape& s, std::uint32_t seed, Precision p) {
+    return llmk::reference::gelu::make_problem(s, seed, p);
+  }
+
+  template <class P>
+  static auto& values(P& p, std::size_t arg) {
+    switch (arg) {
+      case dinp: return p.dinp;
+      case dout: return p.dout;
+      case inp: return p.inp;
+    }
+    throw std::out_of_range("gelu_backward has 3 arguments");
+  }
+
+  static std::vector<std::vector<double>> reference(const Problem& p,
+                                                    const contract::Overwrites& o) {
+    return {llmk::reference::gelu::reference_backward(p, o[0])};
+  }
+
+  static double tolerance(Precision p, std::size_t) { return llmk::reference::gelu::tolerance(p); }
+
+  // --- calls ------------------------------------------------------------------------
+
+  static Options options(const std::string& impl, Precision, const contract::Overwrites& o) {
+    Options options;
+    options.impl = impl;
+    options.dinp_update = contract::update(o[0]);
+    return options;
+  }
+
+  template <class Space>
+  static std::size_t workspace_bytes(const Shape& s, const Options& options, Precision p) {
+    return llmk::gelu_backward_workspace_bytes<Space>(s.N(), options,
+                                                      llmk::reference::precision_name(p));
+  }
+
+  template <class Target, class Space>
+  static void call(Target& target, const std::vector<llmk::TensorRef<Space>>& out,
+                   const std::vector<llmk::ConstTensorRef<Space>>& in, const Options& options) {
+    llmk::gelu_backward(target, out[0], in[0], in[1], options);
+  }
+
+  template <class Target>
+  static void call_raw(Target& target, const std::vector<llmk::BufferRef>& out,
+                       const std::vector<llmk::ConstBufferRef>& in,
+                       const std::vector<std::int64_t>& dims, const Options& options) {
+    llmk::gelu_backward(target, out[0], in[0], in[1], dims[0], options);
+  }
+};
+
+}  // namespace llmk_test

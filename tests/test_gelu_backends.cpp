@@ -1,0 +1,11 @@
+// llmk::gelu_backward on one backend against another (backends binary):
+// OpenMP against Serial bit for bit, Cuda against OpenMP within tolerances.
+#include "contract/backends.hpp"
+#include "support/gelu_adapter.hpp"
+
+namespace {
+
+[[maybe_unused]] const bool registered =
+    (llmk_test::contract::register_backend_pairs<llmk_test::GeluBackwardContract>(), true);
+
+}  // namespace
