@@ -75,7 +75,7 @@ void cublas_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
   TIn* const scores = call.workspace.template take<TIn>(tt);  // S, then P in place
   TIn* const masked = call.workspace.template take<TIn>(tt);  // A
   TIn* const dpre = scores;
-  const std::size_t pointers = Cublas::pointer_count(s);
+  const std::size_t pointers = Cublas::pointer_count<P>(s);
   cb::GemmPointerArrays arrays(call.workspace.template take<const void*>(pointers), pointers);
   const cb::Compute compute = Cublas::float_inputs<P> && call.options.math == Math::tf32
                                   ? cb::Compute::tf32
@@ -84,7 +84,7 @@ void cublas_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
   const TIn* const q = a.qkv;
   const TIn* const k = a.qkv + C;
   const TIn* const v = a.qkv + 2 * C;
-  const index_t block = Cublas::row_block(s);
+  const index_t block = Cublas::row_block<P>(s);
   std::vector<cb::GemmEx> datt, later;
   for (index_t r0 = 0; r0 < T; r0 += block) {
     const index_t r1 = std::min(T, r0 + block), rows = r1 - r0;

@@ -106,7 +106,7 @@ std::string attention_backward_auto_impl(std::string_view precision = "fp32",
 // "materialized" holds B·NH·T·T floats (datt, then dpreatt); "cublas"
 // two B·NH·T·T arrays of the inputs' type (8 bytes per element in fp32, 4
 // in bf16) and its GEMMs' pointer arrays (B > 1: 96 bytes per head and
-// block of query rows, at most 4 blocks).
+// block of query rows, at most 4 blocks in fp32, 2 in bf16).
 template <class ExecSpace>
 std::size_t attention_backward_workspace_bytes(index_t B, index_t T, index_t C, index_t NH,
                                                const AttentionBackwardOptions& options = {},

@@ -4,9 +4,10 @@
 // through the shared wrapper (backends/cublas/gemm.hpp) working directly on
 // qkv's, dout's and dqkv's rows: no permuted copies. A launch takes every
 // head of every sequence (NH batches of stride HS in B groups: one
-// pointer-array launch). The queries are cut into at most kRowBlocks blocks
-// of rows (the last may be shorter); for the block of rows [r0, r1):
-//   1. S ⟵ datt = dout_h · vᵀ               rows [r0, r1), columns [0, r1)  (float)
+// pointer-array launch). The queries are cut into a few blocks of rows
+// (row_blocks_max: 4 in fp32, 2 in bf16; the last may be shorter); for the
+// block of rows [r0, r1):
+//   1. S ⟵ datt = dout_h · vᵀ               rows [r0, r1), columns [0, r1)
 //   2. P ⟵ dpreatt = att ⊙ (S − drow), and A ⟵ att with its masked part
 //      zeros, in one pass over rows (a warp per row; att's masked part is
 //      never read), each row written up to its block's end r1
@@ -54,23 +55,30 @@ struct Cublas : ImplDefaults {
 
   static std::size_t tt_elements(const Sizes& s) { return std::size_t(s.M * s.NH * s.T * s.T); }
 
-  // Blocks of query rows: at most kRowBlocks of them, each a multiple of 8
-  // rows (every block's first row and column 16-byte aligned in a T × T
+  // Blocks of query rows: at most row_blocks_max<P> of them, each a multiple
+  // of 8 rows (every block's first row and column 16-byte aligned in a T × T
   // matrix of bf16, as the pointer-array launches need). n blocks do
   // (n + 1) / 2n of the whole products' work in 4n GEMM launches; fewer,
-  // larger launches won on the H200 (B 8, T 1024, device time, S in float:
-  // 16 blocks 1.872 / 0.734 ms fp32 / bf16, 8 blocks 1.589 / 0.564,
-  // 4 blocks 1.351 / 0.492).
-  static constexpr index_t kRowBlocks = 4;
+  // larger launches won on the H200 (B 8, T 1024, device time; calls K and
+  // A2): fp32 16 blocks 1.872 ms, 8 1.589, 4 1.349, 3 1.631, 2 1.479; bf16
+  // (S in bf16) 8 blocks 0.490, 4 0.423, 3 0.446, 2 0.401.
+  template <class P>
+  static constexpr index_t row_blocks_max = std::is_same_v<typename P::in, float> ? 4 : 2;
+  template <class P>
   static index_t row_block(const Sizes& s) {
-    const index_t rows = ((s.T + kRowBlocks - 1) / kRowBlocks + 7) / 8 * 8;
+    constexpr index_t n = row_blocks_max<P>;
+    const index_t rows = ((s.T + n - 1) / n + 7) / 8 * 8;
     return rows > 8 ? rows : 8;
   }
-  static index_t row_blocks(const Sizes& s) { return (s.T + row_block(s) - 1) / row_block(s); }
+  template <class P>
+  static index_t row_blocks(const Sizes& s) {
+    return (s.T + row_block<P>(s) - 1) / row_block<P>(s);
+  }
   // The GEMMs' pointer arrays (sequences as groups: none for one sequence):
   // A, B and D of every head, for each of the four products of each block.
+  template <class P>
   static std::size_t pointer_count(const Sizes& s) {
-    return s.M > 1 ? std::size_t(4 * row_blocks(s) * 3 * s.M * s.NH) : 0;
+    return s.M > 1 ? std::size_t(4 * row_blocks<P>(s) * 3 * s.M * s.NH) : 0;
   }
   template <class P>
   static constexpr bool float_inputs = std::is_same_v<typename P::in, float>;
@@ -79,7 +87,7 @@ struct Cublas : ImplDefaults {
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
     size.add<typename P::in>(tt_elements(s));  // S, then P in place
     size.add<typename P::in>(tt_elements(s));  // A
-    size.add<const void*>(pointer_count(s));
+    size.add<const void*>(pointer_count<P>(s));
   }
 
   template <class ExecSpace, class P>
