@@ -123,9 +123,9 @@ std::vector<Job<Op, Space>> make_jobs(const std::string& impl, int n) {
     llmk::Context<Space> ctx;
     job.d->call(Entry::Rank2Views, job.options(), &ctx);
     EXPECT_TRUE(job.d->download(job.p, job.solo));
-    expect_matches_reference<Op>(job.specs(), job.solo,
-                                 Op::reference(job.p, Overwrites(job.solo.size(), false)),
-                                 precision, promises_rounding_once(cat, impl, precision));
+    const Overwrites none(job.solo.size(), false);
+    expect_matches_reference<Op>(job.p, none, job.solo, Op::reference(job.p, none),
+                                 promises_rounding_once(cat, impl, precision));
   }
   return jobs;
 }
