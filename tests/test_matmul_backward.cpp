@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <llmk/matmul_backward.hpp>
 
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -97,6 +98,45 @@ void check_tf32_rounding() {
   }
 }
 
+// The benchmarks' bias pass (matmul_backward_bias_pass: dbias ⟵ Σ_rows dout
+// alone, as an implementation's own pass computes it) against the float64
+// reference, accumulated and overwritten (from NaN), for every implementation
+// with a pass of its own on this space: M = 1041 rows, past a CPU's 1024-row
+// chunk and 3 of the host's 512-row segments.
+void check_bias_pass() {
+  const llmk_test::Shape shape{"biaspass", 3, 347, 1, 67};
+  const llmk_test::HostProblem p = llmk_test::make_problem(shape, 41, {});
+  const std::int64_t M = shape.M(), OC = shape.OC;
+  int tested = 0;
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
+    if (info.dbias == "fused" || !llmk::matmul_backward_available<Space>(info.name)) continue;
+    ++tested;
+    for (const bool overwrite : {false, true}) {
+      SCOPED_TRACE(info.name + (overwrite ? ": overwritten" : ": accumulated"));
+      llmk::Matrix<Space> dout("dout", M, OC);
+      llmk::Vector<Space> dbias("dbias", OC);
+      auto h_dout = Kokkos::create_mirror_view(dout);
+      auto h_dbias = Kokkos::create_mirror_view(dbias);
+      for (std::int64_t i = 0; i < M * OC; ++i) h_dout.data()[i] = p.dout[std::size_t(i)];
+      for (std::int64_t i = 0; i < OC; ++i)
+        h_dbias(i) = overwrite ? std::nanf("") : p.dbias[std::size_t(i)];
+      Kokkos::deep_copy(dout, h_dout);
+      Kokkos::deep_copy(dbias, h_dbias);
+      llmk::Context<Space> ctx;
+      llmk::MatmulBackwardOptions options;
+      options.dbias_update = overwrite ? llmk::Update::overwrite : llmk::Update::accumulate;
+      llmk::matmul_backward_bias_pass(ctx, dbias, dout, info.name, options);
+      ctx.exec().fence();
+      Kokkos::deep_copy(h_dbias, dbias);
+      const llmk_test::Gradients64 ref = llmk_test::reference_backward(
+          p, llmk::reference::Method::Auto, 0, {false, false, overwrite});
+      const std::vector<float> got(h_dbias.data(), h_dbias.data() + OC);
+      EXPECT_TRUE(llmk_test::matches_reference("dbias", got, ref.dbias, 0));
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "every implementation on " << Space::name() << " fuses dbias";
+}
+
 [[maybe_unused]] const bool registered = [] {
   llmk_test::contract::register_space_tests<llmk_test::MatmulBackwardContract, Space>();
   llmk_test::contract::add_test("matmul_backward", "Impls", "MatmulInfos",
@@ -105,6 +145,9 @@ void check_tf32_rounding() {
   llmk_test::contract::add_test("matmul_backward", "Tf32", "UsesTf32",
                                 "Math::tf32's results are TF32's, not fp32's or bf16's",
                                 check_tf32_rounding);
+  llmk_test::contract::add_test("matmul_backward", "BiasPass", "AgainstReference",
+                                "matmul_backward_bias_pass of every implementation with a pass",
+                                check_bias_pass);
   return true;
 }();
 
