@@ -498,7 +498,7 @@ TEST_P(ToleranceIsTight, CorrectPassesBrokenFails) {
           const std::vector<double>& out = k == 0 ? as_bf16.dinp : as_bf16.dweight;
           if (terms[k] < 8 || out.size() < 8) continue;
           const ref::Comparison c = ref::compare("bf16 math", stored(out, false), *exact_of[k],
-                                                 cols[k], ref::kTf32Tolerance);
+                                                 cols[k], tolerance(prec, outs[k]));
           EXPECT_FALSE(c.ok) << ref::output_name(outs[k]) << " in bf16 passes tf32's tolerance: "
                              << c.message;
         }
