@@ -29,6 +29,9 @@ results=${OUT:-$here/results}
 mkdir -p "$results"
 export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OMP_PROC_BIND=${OMP_PROC_BIND:-false}  # see scripts/perf.sh
+# This machine has the GPU: a test binary that finds no usable CUDA device
+# fails instead of skipping (tests/test_main.cpp).
+export LLMK_EXPECT_GPU=1
 
 steps=() perf_args=()
 while [ $# -gt 0 ]; do

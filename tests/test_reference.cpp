@@ -412,7 +412,7 @@ TEST(Tolerance, PerPrecisionAndOutput) {
   EXPECT_EQ(tolerance(Precision::bf16_fp32grad, Output::dweight), ref::kFloat32Tolerance);
   EXPECT_EQ(tolerance(Precision::bf16_fp32grad, Output::dbias), ref::kFloat32Tolerance);
   EXPECT_EQ(ref::kFloat32Tolerance, 5e-5);
-  EXPECT_EQ(ref::kTf32Tolerance, 2.5e-3);
+  EXPECT_EQ(ref::kTf32Tolerance, 1.25e-3);
   EXPECT_EQ(ref::kBf16Tolerance, 4e-3);
 }
 
@@ -425,9 +425,13 @@ TEST(Tolerance, PerPrecisionAndOutput) {
 //    allowed: the float32 sum's own error only adds ≤ 5e-5);
 //  - tf32: products of inputs truncated to 10 mantissa bits (worse than
 //    rounding: a bias), the sums in double, rounded to float; they must also
-//    FAIL kFloat32Tolerance (an fp32 test catches a silent TF32).
+//    FAIL kFloat32Tolerance (an fp32 test catches a silent TF32), and the
+//    same inputs rounded to bf16 instead (bf16 math where TF32 was asked
+//    for) FAIL kTf32Tolerance.
 // The missing-product and unwritten-row claims hold for sums of up to ~2100
-// terms and up to ~2100 rows; past that (wideOC's dinp, 50257 terms, and its
+// terms and up to ~2100 rows (at 8192, on the long8k shapes' few elements,
+// one product is within bf16's L2 noise: bf16 outputs are checked element by
+// element there, Compare.Bf16WithinBounds); past that (wideOC's dinp, 50257 terms, and its
 // dweight, 50257 rows) one product or one row is below the bf16/TF32 noise
 // (printed): there the poisoned outputs of the Overwrite tests catch
 // unwritten elements, and the fp32 tests missing products.
@@ -481,6 +485,22 @@ TEST_P(ToleranceIsTight, CorrectPassesBrokenFails) {
           const ref::Comparison f = ref::compare("tf32 as fp32", stored(ok, false), *exact_of[k],
                                                  cols[k], ref::kFloat32Tolerance);
           EXPECT_FALSE(f.ok) << ref::output_name(outs[k]) << ": " << f.message;
+        }
+      }
+      // TF32 asked for, bf16 math done: inputs rounded to bf16 (dbias, a sum
+      // of dout alone, has half the error and is left out).
+      if (prec == Precision::tf32) {
+        HostProblem b = p;
+        for (auto* v : {&b.dout, &b.inp, &b.weight})
+          for (float& x : *v) x = ref::round_to_bf16(x);
+        const Gradients64 as_bf16 = reference_backward(b);
+        for (int k = 0; k < 2; ++k) {
+          const std::vector<double>& out = k == 0 ? as_bf16.dinp : as_bf16.dweight;
+          if (terms[k] < 8 || out.size() < 8) continue;
+          const ref::Comparison c = ref::compare("bf16 math", stored(out, false), *exact_of[k],
+                                                 cols[k], tolerance(prec, outs[k]));
+          EXPECT_FALSE(c.ok) << ref::output_name(outs[k]) << " in bf16 passes tf32's tolerance: "
+                             << c.message;
         }
       }
 
@@ -554,6 +574,96 @@ TEST(Compare, RoundedOnceToBf16) {
   EXPECT_FALSE(rounded_once_to_bf16("twice", twice, r, 96));
   EXPECT_TRUE(ref::compare("twice", twice, r, 96, ref::kBf16Tolerance).ok);
   EXPECT_FALSE(rounded_once_to_bf16("size", std::vector<float>(3), r, 96));
+}
+
+// The per-element check of bf16 results (support/compare.hpp,
+// bf16_within_bounds, with matmul's float32_error_bounds) on sums of 8192
+// terms (dinp of long8kOC, dweight and dbias of long8kM), GELU off and on:
+// float32 sums (in order, one rounding each) rounded once pass it, as rounded
+// once and as not; one product missing from every sum fails both; a second
+// rounding fails "rounded once"; a 0.3% scale error, within kBf16Tolerance,
+// fails "not rounded once" on the outputs of ≥ 2000 elements.
+TEST(Compare, Bf16WithinBounds) {
+  for (const Shape& s : {Shape{"long8kOC", 1, 3, 5, 8192}, Shape{"long8kM", 1, 8192, 3, 40}}) {
+    for (const bool gelu : {false, true}) {
+      SCOPED_TRACE(s.name + (gelu ? " with GELU" : ""));
+      const HostProblem p = make_problem(s, 17, {Precision::bf16, gelu});
+      const Gradients64 exact = reference_backward(p);
+      const Gradients64 bounds = ref::float32_error_bounds(p, exact);
+      const std::int64_t M = s.M(), C = s.C, OC = s.OC;
+      // float32 sums in order, from the bf16 inputs (exact products), with
+      // product `skip` of each sum left out (-1: none).
+      const auto float_sums = [&](std::int64_t skip) {
+        std::vector<float> dinp(static_cast<std::size_t>(M * C)),
+            dweight(static_cast<std::size_t>(OC * C)), dbias(static_cast<std::size_t>(OC));
+        for (std::int64_t m = 0; m < M; ++m)
+          for (std::int64_t c = 0; c < C; ++c) {
+            float acc = 0;
+            for (std::int64_t o = 0; o < OC; ++o)
+              if (o != skip) acc += p.dout[m * OC + o] * p.weight[o * C + c];
+            if (gelu) acc *= float(ref::gelu_grad(p.pre_gelu[m * C + c]));
+            dinp[m * C + c] = p.dinp[m * C + c] + acc;
+          }
+        for (std::int64_t o = 0; o < OC; ++o) {
+          float b = 0;
+          for (std::int64_t c = 0; c < C; ++c) {
+            float acc = 0;
+            for (std::int64_t m = 0; m < M; ++m)
+              if (m != skip) acc += p.dout[m * OC + o] * p.inp[m * C + c];
+            dweight[o * C + c] = p.dweight[o * C + c] + acc;
+          }
+          for (std::int64_t m = 0; m < M; ++m)
+            if (m != skip) b += p.dout[m * OC + o];
+          dbias[o] = p.dbias[o] + b;
+        }
+        return std::vector<std::vector<float>>{dinp, dweight, dbias};
+      };
+      const auto rounded = [](std::vector<float> v) {
+        for (float& x : v) x = ref::round_to_bf16(x);
+        return v;
+      };
+      const std::vector<std::vector<float>> sums = float_sums(-1), missing = float_sums(0);
+      const std::vector<double>* exact_of[] = {&exact.dinp, &exact.dweight, &exact.dbias};
+      const std::vector<double>* bound_of[] = {&bounds.dinp, &bounds.dweight, &bounds.dbias};
+      const std::vector<float>* init_of[] = {&p.dinp, &p.dweight, &p.dbias};
+      const std::int64_t terms[] = {OC, M, M}, cols[] = {C, C, 0};
+      for (int k = 0; k < 3; ++k) {
+        const std::vector<double>& r = *exact_of[k];
+        if (r.empty()) continue;
+        const char* what = ref::output_name(Output(k));
+        SCOPED_TRACE(what);
+        const std::vector<double>& b = *bound_of[k];
+        const std::vector<float>& init = *init_of[k];
+        const std::vector<float> once = rounded(sums[std::size_t(k)]);
+        EXPECT_TRUE(bf16_within_bounds(what, once, r, b, init, true, cols[k]));
+        EXPECT_TRUE(bf16_within_bounds(what, once, r, b, init, false, cols[k]));
+        if (terms[k] >= 8192) {
+          const std::vector<float> bad = rounded(missing[std::size_t(k)]);
+          EXPECT_FALSE(bf16_within_bounds(what, bad, r, b, init, true, cols[k]));
+          // (Three roundings allow 1.5 ulp, more than a missing product
+          // (≈ 1% of a sum): it shows on some of ≥ 100 elements.)
+          if (r.size() >= 100)
+            EXPECT_FALSE(bf16_within_bounds(what, bad, r, b, init, false, cols[k]));
+        }
+        // Rounded twice: the sum, then with its initial value.
+        std::vector<float> twice(r.size());
+        for (std::size_t i = 0; i < r.size(); ++i)
+          twice[i] = ref::round_to_bf16(
+              init[i] + ref::round_to_bf16(sums[std::size_t(k)][i] - init[i]));
+        if (r.size() >= 100)
+          EXPECT_FALSE(bf16_within_bounds(what, twice, r, b, init, true, cols[k]));
+        EXPECT_TRUE(bf16_within_bounds(what, twice, r, b, init, false, cols[k]));
+        // A systematic 0.3%: the L2 measure passes it, the projection does not.
+        std::vector<float> scaled(r.size());
+        for (std::size_t i = 0; i < r.size(); ++i)
+          scaled[i] = ref::round_to_bf16(float(r[i] * 1.003));
+        if (r.size() >= 2000) {
+          EXPECT_TRUE(ref::compare(what, scaled, r, cols[k], ref::kBf16Tolerance).ok);
+          EXPECT_FALSE(bf16_within_bounds(what, scaled, r, b, init, false, cols[k]));
+        }
+      }
+    }
+  }
 }
 
 TEST(Compare, Bf16Buffers) {

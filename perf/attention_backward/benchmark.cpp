@@ -407,16 +407,16 @@ void add_options(CLI::App& app, Options& opt) {
   const char* zero = " (0: a valid no-op)";
   app.add_option("--B", opt.B, std::string("batch size") + zero)
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(perf::count_at_least(0, ""));
   app.add_option("--T", opt.T, std::string("sequence length") + zero)
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(perf::count_at_least(0, ""));
   app.add_option("--C", opt.C, std::string("channels, a multiple of --NH") + zero)
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(perf::count_at_least(0, ""));
   app.add_option("--NH", opt.NH, "heads (HS = C / NH channels each)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(perf::count_at_least(1, "heads"));
   app.add_option("--impl", opt.impls, implementations().option_help())
       ->capture_default_str()
       ->check(implementations().validator());

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <stdexcept>
 #include <iostream>
 #include <thread>
 
@@ -23,6 +25,45 @@ int hardware_threads() { return int(std::max(1u, std::thread::hardware_concurren
 
 }  // namespace
 
+CLI::Validator count_at_least(long long min, const std::string& what) {
+  return CLI::Validator(
+      [min, what](std::string& value) -> std::string {
+        long long n = 0;
+        try {
+          std::size_t used = 0;
+          n = std::stoll(value, &used);
+          if (used != value.size()) throw std::invalid_argument(value);
+        } catch (const std::exception&) {
+          return "'" + value + "' is not a whole number" + (what.empty() ? "" : " of " + what);
+        }
+        if (n < min)
+          return "at least " + std::to_string(min) + (what.empty() ? "" : " " + what) + ", got " +
+                 value;
+        return {};
+      },
+      ">=" + std::to_string(min), "COUNT");
+}
+
+CLI::Validator seconds(bool zero_allowed) {
+  return CLI::Validator(
+      [zero_allowed](std::string& value) -> std::string {
+        double x = 0;
+        try {
+          std::size_t used = 0;
+          x = std::stod(value, &used);
+          if (used != value.size()) throw std::invalid_argument(value);
+        } catch (const std::exception&) {
+          return "'" + value + "' is not a number of seconds";
+        }
+        if (!std::isfinite(x)) return "'" + value + "' is not a finite number of seconds";
+        if (zero_allowed ? x < 0 : x <= 0)
+          return std::string(zero_allowed ? "at least 0" : "more than 0") + " seconds, got " +
+                 value;
+        return {};
+      },
+      zero_allowed ? "SECONDS>=0" : "SECONDS>0", "SECONDS");
+}
+
 void add_options(CLI::App& app, Options& opt) {
   opt.backend = lower(Kokkos::DefaultExecutionSpace::name());
   opt.threads = hardware_threads();
@@ -34,18 +75,18 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember(compiled_backends()));
   app.add_option("--repeat", opt.plan.repeat, "most timed calls")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(count_at_least(1, "timed calls"));
   app.add_option("--warmup", opt.plan.warmup, "untimed calls first")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(count_at_least(0, "untimed calls"));
   app.add_option("--budget", opt.plan.budget_s, "seconds of timed calls per row")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(seconds(false));
   app.add_option("--max-call", opt.max_call_s,
                  "seconds: skip a row whose call, projected from warm calls on two parts of the "
                  "problem (about 1/64 and 1/256 of it), is slower; 0: no limit")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(seconds(true));
 
   const int max_threads = kokkos_compat::max_host_threads();
   app.add_option("--threads", opt.threads,

@@ -33,6 +33,17 @@ struct Options {
 // refused before anything runs.
 void add_options(CLI::App& app, Options& opt);
 
+// Validators of numbers that parse the value themselves, so that the message
+// says what is wrong with it (CLI11's PositiveNumber and NonNegativeNumber
+// answered `--B abc` with "Value abc not in range 0.000000 to 1.797693e+308"
+// and `--repeat 0` with "0 not in range 0 to ...", and let `--budget nan`
+// through):
+//   count_at_least(min, what)  a whole number ≥ min ("'abc' is not a whole
+//                              number of calls", "--repeat must be at least 1, got 0")
+//   seconds(zero_allowed)      a finite number of seconds, > 0 (or ≥ 0)
+CLI::Validator count_at_least(long long min, const std::string& what);
+CLI::Validator seconds(bool zero_allowed);
+
 // After parsing, before Kokkos starts: the options that are allowed but
 // questionable (more threads than the hardware has), on stderr.
 void warn_about(const Options& opt);

@@ -298,6 +298,7 @@ class Benchmark {
     const std::string backend = ExecSpace::name();
     impls_ = implementations().select(opt_.impls, backend);
     precisions_ = select_precisions(opt_.precisions, precision_names());
+    refuse_impls_without_precisions();
     peers_ = peers_for(backend);
 
     Suite suite;
@@ -355,6 +356,27 @@ class Benchmark {
   }
 
  private:
+  // An implementation named in --impl that runs none of the precisions asked
+  // for (`--precision tf32 --impl naive`) would time nothing: refused, as the
+  // library refuses the call (std::invalid_argument: exit 2). One that runs
+  // some of them keeps a "skipped" row for the others, with the reason.
+  void refuse_impls_without_precisions() const {
+    if (opt_.impls == "all") return;
+    for (const std::string& name : impls_) {
+      if (name == "auto") continue;
+      const MatmulBackwardImplInfo& info = info_of(name);
+      bool runs_one = false;
+      for (reference::Precision p : precisions_) runs_one = runs_one || declares(info, p);
+      if (runs_one) continue;
+      std::vector<std::string> asked, runs;
+      for (reference::Precision p : precisions_) asked.push_back(reference::precision_name(p));
+      for (reference::Precision p : reference::all_precisions())
+        if (declares(info, p)) runs.push_back(reference::precision_name(p));
+      throw std::invalid_argument("--impl " + name + " runs none of --precision " + join(asked) +
+                                  " (it runs " + join(runs) + ")");
+    }
+  }
+
   const Options& opt_;
   std::vector<std::string> impls_;
   std::vector<reference::Precision> precisions_;
@@ -375,10 +397,10 @@ void add_options(CLI::App& app, Options& opt) {
   s.name = "perf";
   s.bias = true;
   const char* zero = " (0: a valid no-op)";
-  app.add_option("--B", s.B, std::string("batch size") + zero)->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--T", s.T, std::string("sequence length") + zero)->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--C", s.C, std::string("input channels") + zero)->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--OC", s.OC, std::string("output channels") + zero)->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--B", s.B, std::string("batch size") + zero)->capture_default_str()->check(perf::count_at_least(0, ""));
+  app.add_option("--T", s.T, std::string("sequence length") + zero)->capture_default_str()->check(perf::count_at_least(0, ""));
+  app.add_option("--C", s.C, std::string("input channels") + zero)->capture_default_str()->check(perf::count_at_least(0, ""));
+  app.add_option("--OC", s.OC, std::string("output channels") + zero)->capture_default_str()->check(perf::count_at_least(0, ""));
   app.add_option("--impl", opt.impls, implementations().option_help())
       ->capture_default_str()
       ->check(implementations().validator());

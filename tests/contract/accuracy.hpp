@@ -79,7 +79,7 @@ void check_accuracy(const ImplPrecision& ip, const typename Op::Shape& shape) {
     Outputs r;
     ASSERT_TRUE(d.download(p, r));
     if (entry == Entry::Rank2Views || !repeatable)
-      expect_matches_reference<Op>(specs, r, ref, ip.precision,
+      expect_matches_reference<Op>(p, none, r, ref,
                                    promises_rounding_once(cat, ip.impl, ip.precision));
     if (entry == Entry::Rank2Views)
       first = std::move(r);
@@ -106,7 +106,7 @@ void check_overwrite(const ImplPrecision& ip) {
       ASSERT_TRUE(d.download(bad, r));
       // The reference from the clean problem: overwritten outputs ignore their
       // initial values, so every element is finite and must come back so.
-      expect_matches_reference<Op>(specs, r, Op::reference(p, o), ip.precision,
+      expect_matches_reference<Op>(p, o, r, Op::reference(p, o),
                                    promises_rounding_once(cat, ip.impl, ip.precision));
     }
   }
@@ -140,7 +140,7 @@ void check_nan_inputs(const ImplPrecision& ip) {
           for (double x : out) any_nan = any_nan || std::isnan(x);
         EXPECT_TRUE(any_nan) << "the reference has no NaN: the test plants nothing";
         allow_bounded_nan<Op>(p, o, r, ref);
-        expect_matches_reference<Op>(specs, r, ref, ip.precision,
+        expect_matches_reference<Op>(p, o, r, ref,
                                      promises_rounding_once(cat, ip.impl, ip.precision));
       }
     }
@@ -168,7 +168,7 @@ void check_large(const ImplPrecision& ip, const typename Op::Shape& shape) {
               llmk::reference::precision_name(ip.precision), Space::name(), since(t0));
   Outputs r;
   ASSERT_TRUE(d.download(p, r));
-  expect_matches_reference<Op>(d.specs(), r, ref, ip.precision,
+  expect_matches_reference<Op>(p, none, r, ref,
                                promises_rounding_once(cat, ip.impl, ip.precision));
 }
 

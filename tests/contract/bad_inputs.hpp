@@ -38,6 +38,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -168,14 +169,34 @@ std::vector<std::string> invalid_impl_names() {
   std::string capitalized = valid.back();
   capitalized[0] = char(std::toupper(static_cast<unsigned char>(capitalized[0])));
   std::vector<std::string> names{"no_such_impl", "", capitalized, "auto ",
-                                 valid[1] + "," + valid.back()};
+                                 valid[1] + "," + valid.back(),
+                                 // a NUL inside: the message must show all of it
+                                 valid.back() + std::string("\0x", 2), valid.back() + "\t"};
   for (const std::string& f : Op::foreign_impls()) names.push_back(f);
   return names;
 }
 
+// A name as the message must show it: NUL as \0, other control characters \xNN.
+inline std::string escaped(const std::string& name) {
+  std::string out;
+  char hex[8];
+  for (const char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == 0) {
+      out += "\\0";
+    } else if (c < 0x20 || c == 0x7f) {
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 template <class Op>
 std::vector<std::string> unknown_impl_fragments(const std::string& bad) {
-  std::vector<std::string> f{"options.impl = '" + bad + "'", "not an implementation"};
+  std::vector<std::string> f{"options.impl = '" + escaped(bad) + "'", "not an implementation"};
   for (const std::string& name : valid_impl_names<Op>()) f.push_back(name);
   return f;
 }

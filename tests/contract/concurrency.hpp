@@ -1,7 +1,9 @@
 // Contract (e): concurrent calls on distinct contexts (CTest label
 // `concurrency`: the names contain "Concurrency"). Jobs: Op::concurrency_shape(i),
-// each with its own seed, a precision the implementation runs and a variant
-// (each cycling), every result against a solo call of the same job (bitwise
+// each with its own seed, a precision the implementation runs (tf32 and bf16
+// included where it runs them) and a variant (GELU), each cycling, and every
+// other job's outputs all overwritten (from poisoned values), the others
+// accumulated; every result against a solo call of the same job (bitwise
 // where the info promises repeatable results, else within twice the tolerance).
 //  - host spaces where any thread may launch (Serial; OpenMP with Kokkos 4):
 //    4 std::threads, each on its own instance (Kokkos 4: partitions of the
@@ -94,10 +96,11 @@ struct Job {
   std::unique_ptr<DeviceProblem<Op, Space>> d;
   Outputs solo;
   bool repeatable = true;
+  Overwrites overwrites;  // p's overwritten outputs are poisoned
 
   const std::vector<ArgSpec>& specs() const { return d->specs(); }
   typename Op::Options options() const {
-    return Op::options(impl, p.precision, Overwrites(output_indices(specs()).size(), false));
+    return Op::options(impl, p.precision, overwrites);
   }
   ::testing::AssertionResult same_as_solo(const Outputs& r) const {
     return repeatable ? bitwise_equal(specs(), r, solo)
@@ -117,15 +120,19 @@ std::vector<Job<Op, Space>> make_jobs(const std::string& impl, int n) {
     const Precision precision = precisions[std::size_t(i) % precisions.size()];
     job.impl = impl;
     const std::vector<typename Op::Shape> forms = variant_shapes<Op>(Op::concurrency_shape(i));
-    job.p = Op::make(forms[std::size_t(i) % forms.size()], 300 + std::uint32_t(i), precision);
+    const typename Op::Problem clean =
+        Op::make(forms[std::size_t(i) % forms.size()], 300 + std::uint32_t(i), precision);
+    job.overwrites =
+        Overwrites(output_indices(Op::args(clean.shape, clean.precision)).size(), i % 2 == 1);
+    job.p = poisoned<Op>(clean, job.overwrites);
     job.d = std::make_unique<DeviceProblem<Op, Space>>(job.p);
     job.repeatable = promises_bitwise_repeatable(cat, impl, precision);
     llmk::Context<Space> ctx;
     job.d->call(Entry::Rank2Views, job.options(), &ctx);
     EXPECT_TRUE(job.d->download(job.p, job.solo));
-    expect_matches_reference<Op>(job.specs(), job.solo,
-                                 Op::reference(job.p, Overwrites(job.solo.size(), false)),
-                                 precision, promises_rounding_once(cat, impl, precision));
+    expect_matches_reference<Op>(clean, job.overwrites, job.solo,
+                                 Op::reference(clean, job.overwrites),
+                                 promises_rounding_once(cat, impl, precision));
   }
   return jobs;
 }

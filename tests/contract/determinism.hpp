@@ -36,7 +36,7 @@ void check_determinism(const ImplPrecision& ip) {
       const typename Op::Problem q = poisoned<Op>(p, o);
       const typename Op::Options with = Op::options(ip.impl, ip.precision, o);
       const Outputs first = run(Entry::Rank2Views, nullptr, with, q);
-      expect_matches_reference<Op>(specs, first, Op::reference(p, o), ip.precision,
+      expect_matches_reference<Op>(p, o, first, Op::reference(p, o),
                                    promises_rounding_once(cat, ip.impl, ip.precision));
       for (int i = 1; i < 3; ++i)
         EXPECT_TRUE(bitwise_equal(specs, run(Entry::Rank2Views, nullptr, with, q), first))

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -203,6 +204,48 @@ void expect_matches_reference(const std::vector<ArgSpec>& specs, const Outputs& 
     EXPECT_TRUE(matches_reference(s.name.c_str(), r[k], ref[k], s.cols(), Op::tolerance(precision, k)));
     if (check_rounding && s.dtype == llmk::DType::bf16)
       EXPECT_TRUE(rounded_once_to_bf16(s.name.c_str(), r[k], ref[k], s.cols()));
+  }
+}
+
+// An adapter whose outputs' float32 errors are bounded element by element has
+//   static std::vector<std::vector<double>> float32_error_bounds(
+//       const Problem&, const Overwrites&, const std::vector<std::vector<double>>& ref);
+// per output a bound for each element (support/compare.hpp, bf16_within_bounds).
+template <class Op, class = void>
+struct has_error_bounds : std::false_type {};
+template <class Op>
+struct has_error_bounds<Op, std::void_t<decltype(Op::float32_error_bounds(
+                                std::declval<const typename Op::Problem&>(),
+                                std::declval<const Overwrites&>(),
+                                std::declval<const std::vector<std::vector<double>>&>()))>>
+    : std::true_type {};
+
+// The same for p's results with the updates `o` (ref: Op::reference(p, o), or
+// p's with NaN where a bound allows it). Where Op bounds each element, its bf16
+// outputs are checked against those bounds (bitwise where the implementation
+// `rounds_once`, three roundings and no scale error where not); else as above.
+template <class Op>
+void expect_matches_reference(const typename Op::Problem& p, const Overwrites& o, const Outputs& r,
+                              const std::vector<std::vector<double>>& ref, bool rounds_once) {
+  const std::vector<ArgSpec> specs = Op::args(p.shape, p.precision);
+  if constexpr (has_error_bounds<Op>::value) {
+    expect_matches_reference<Op>(specs, r, ref, p.precision, false);
+    const std::vector<std::size_t> outs = output_indices(specs);
+    if (r.size() != outs.size() || ref.size() != outs.size()) return;  // (failed above)
+    bool any_bf16 = false;
+    for (std::size_t i : outs) any_bf16 = any_bf16 || specs[i].dtype == llmk::DType::bf16;
+    if (!any_bf16) return;
+    const std::vector<std::vector<double>> bounds = Op::float32_error_bounds(p, o, ref);
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      const ArgSpec& s = specs[outs[k]];
+      if (s.dtype != llmk::DType::bf16) continue;
+      const std::vector<float> init = o[k] ? std::vector<float>{} : Op::values(p, outs[k]);
+      EXPECT_TRUE(bf16_within_bounds(s.name.c_str(), r[k], ref[k], bounds[k], init, rounds_once,
+                                     s.cols()));
+    }
+  } else {
+    (void)o;
+    expect_matches_reference<Op>(specs, r, ref, p.precision, rounds_once);
   }
 }
 

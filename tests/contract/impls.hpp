@@ -5,7 +5,11 @@
 // declared by some implementation available on the space (those that are not
 // Op::everywhere, as TF32, where any is), each declares only the operation's
 // precisions, and "auto" stands for the first available one that declares the
-// precision (for one that none here runs: "" or std::invalid_argument).
+// precision (for one that none here runs: "" or std::invalid_argument);
+// every implementation this build was configured with (CMake's
+// LLMK_TEST_CONFIGURED_IMPLS, from what it found: KokkosKernels, cuBLAS) is in
+// the list and compiled; and the lists the other aspects register their tests
+// from are not empty (an empty one would register nothing, and pass).
 #pragma once
 
 #include "contract/device_problem.hpp"
@@ -13,7 +17,12 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <sstream>
 #include <stdexcept>
+
+#ifndef LLMK_TEST_CONFIGURED_IMPLS
+#error "tests/CMakeLists.txt defines LLMK_TEST_CONFIGURED_IMPLS (\"op:impl,...\", maybe empty)"
+#endif
 
 namespace llmk_test::contract {
 
@@ -55,8 +64,42 @@ void check_impl_list() {
   }
 }
 
+// The implementations of `op` this build was configured with ("op:impl" items
+// of LLMK_TEST_CONFIGURED_IMPLS).
+inline std::vector<std::string> configured_impls(const std::string& op) {
+  std::vector<std::string> v;
+  std::stringstream list(LLMK_TEST_CONFIGURED_IMPLS);
+  for (std::string item; std::getline(list, item, ',');)
+    if (item.rfind(op + ":", 0) == 0) v.push_back(item.substr(op.size() + 1));
+  return v;
+}
+
+template <class Op, class Space>
+void check_configured_impls() {
+  const ImplCatalog cat = Op::template catalog<Space>();
+  for (const std::string& name : configured_impls(Op::name())) {
+    const llmk::ImplInfo* info = cat.info(name);
+    EXPECT_TRUE(info != nullptr && info->compiled)
+        << "'" << name << "': the build was configured with it (LLMK_TEST_CONFIGURED_IMPLS = \""
+        << LLMK_TEST_CONFIGURED_IMPLS << "\"), the library's list "
+        << (info ? "says it is not compiled" : "does not have it");
+  }
+  // What the aspects register their tests from: an implementation for every
+  // precision that must run everywhere.
+  const std::vector<ImplPrecision> cases = impl_precisions_of<Op, Space>();
+  for (Precision p : Op::precisions()) {
+    if (!Op::everywhere(p)) continue;
+    std::size_t n = 0;
+    for (const ImplPrecision& ip : cases) n += ip.precision == p;
+    EXPECT_GT(n, 0u) << llmk::reference::precision_name(p)
+                     << ": no implementation × precision to register tests for";
+  }
+}
+
 template <class Op, class Space>
 void register_impl_tests() {
+  add_test(Op::name(), "Impls", "ConfiguredAndRegistered", "",
+           [] { check_configured_impls<Op, Space>(); });
   add_test(Op::name(), "Impls", "ListAndAuto", "", [] { check_impl_list<Op, Space>(); });
 }
 

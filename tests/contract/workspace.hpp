@@ -40,7 +40,7 @@ void check_exact_workspace(const ImplPrecision& ip, const typename Op::Shape& sh
     d.call(Entry::Rank2Views, options);
     ASSERT_TRUE(d.download(p, implicit));
   }
-  expect_matches_reference<Op>(specs, implicit, Op::reference(p, none), ip.precision,
+  expect_matches_reference<Op>(p, none, implicit, Op::reference(p, none),
                                promises_rounding_once(cat, ip.impl, ip.precision));
   {
     llmk::Context<Space> allocating{Space()};
@@ -73,12 +73,14 @@ void check_exact_workspace(const ImplPrecision& ip, const typename Op::Shape& sh
   if (promises_bitwise_repeatable(cat, ip.impl, ip.precision))
     EXPECT_TRUE(bitwise_equal(specs, user, implicit)) << "user workspace";
   else
-    expect_matches_reference<Op>(specs, user, Op::reference(p, none), ip.precision, false);
+    expect_matches_reference<Op>(p, none, user, Op::reference(p, none),
+                                 promises_rounding_once(cat, ip.impl, ip.precision));
 }
 
 // Whether one byte less was tested (false: no workspace needed).
 template <class Op, class Space>
 bool check_one_byte_less(const ImplPrecision& ip, const typename Op::Shape& shape) {
+  const ImplCatalog cat = Op::template catalog<Space>();
   const typename Op::Problem clean = Op::make(shape, 2024, ip.precision);
   const std::vector<ArgSpec> specs = Op::args(clean.shape, clean.precision);
   const std::size_t n_out = output_indices(specs).size();
@@ -109,7 +111,8 @@ bool check_one_byte_less(const ImplPrecision& ip, const typename Op::Shape& shap
     ctx.use_workspace(buffer.data(), bytes);
     d.call(Entry::Rank2Views, options, &ctx);
     EXPECT_TRUE(d.download(p, r));
-    expect_matches_reference<Op>(specs, r, Op::reference(clean, o), ip.precision, false);
+    expect_matches_reference<Op>(clean, o, r, Op::reference(clean, o),
+                                 promises_rounding_once(cat, ip.impl, ip.precision));
   }
   return tested;
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace llmk_test {
 namespace {
@@ -86,6 +87,76 @@ float nearest_bf16(double r) {
   f << ", is " << out[i] << ", the nearest bf16 " << nearest_bf16(ref[i]) << ", the reference "
     << ref[i];
   return f;
+}
+
+namespace {
+
+std::string element_name(std::int64_t i, std::int64_t cols) {
+  if (cols > 0) return "(" + std::to_string(i / cols) + ", " + std::to_string(i % cols) + ")";
+  return "[" + std::to_string(i) + "]";
+}
+
+}  // namespace
+
+::testing::AssertionResult bf16_within_bounds(const char* what, const std::vector<float>& out,
+                                              const std::vector<double>& ref,
+                                              const std::vector<double>& bound,
+                                              const std::vector<float>& init, bool rounds_once,
+                                              std::int64_t cols) {
+  if (out.size() != ref.size() || bound.size() != ref.size() ||
+      (!init.empty() && init.size() != ref.size()))
+    return ::testing::AssertionFailure() << what << ": " << out.size() << " elements, "
+                                         << ref.size() << " in the reference, " << bound.size()
+                                         << " bounds, " << init.size() << " initial values";
+  std::size_t bad = 0, checked = 0, two_right = 0;
+  std::int64_t first = -1;
+  double lo_first = 0, hi_first = 0;
+  double projection = 0, ref_sq = 0, noise = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!std::isfinite(ref[i]) || !std::isfinite(bound[i])) continue;
+    ++checked;
+    double lo, hi;
+    if (rounds_once) {
+      lo = nearest_bf16(ref[i] - bound[i]);
+      hi = nearest_bf16(ref[i] + bound[i]);
+      two_right += lo != hi;
+    } else {
+      const double start = init.empty() ? 0.0 : std::abs(double(init[i]));
+      const double e = bound[i] + 0x1p-8 * (3 * std::abs(ref[i]) + 2 * start);
+      lo = ref[i] - e;
+      hi = ref[i] + e;
+      projection += (double(out[i]) - ref[i]) * ref[i];
+      ref_sq += ref[i] * ref[i];
+      noise += ref[i] * ref[i] * e * e / 3;
+    }
+    if (double(out[i]) >= lo && double(out[i]) <= hi) continue;
+    if (bad++ == 0) first = std::int64_t(i), lo_first = lo, hi_first = hi;
+  }
+  static const bool print = std::getenv("LLMK_TEST_PRINT_ERRORS") != nullptr;
+  if (print && checked)
+    std::printf("  %s: %zu of %zu elements outside their bounds (%s; %zu with two right values)\n",
+                what, bad, checked, rounds_once ? "rounded once" : "up to three roundings",
+                two_right);
+  if (bad > 0) {
+    const std::size_t i = std::size_t(first);
+    return ::testing::AssertionFailure()
+           << what << ": " << bad << " of " << checked << " elements outside their bounds ("
+           << (rounds_once ? "the nearest bf16 to the float64 reference ± float32's error bound"
+                           : "three roundings to bf16 of the reference ± float32's error bound")
+           << "). The first, " << element_name(first, cols) << ", is " << out[i]
+           << ", allowed [" << lo_first << ", " << hi_first << "], the reference " << ref[i];
+  }
+  if (!rounds_once && ref_sq > 0) {
+    const double scale = projection / ref_sq, limit = 6 * std::sqrt(noise) / ref_sq;
+    if (print)
+      std::printf("  %s: scale error %.3g (limit %.3g)\n", what, scale, limit);
+    if (std::abs(scale) > limit)
+      return ::testing::AssertionFailure()
+             << what << ": a systematic error: the result is the reference scaled by 1 + "
+             << scale << " (beyond ±" << limit
+             << ", 6 standard deviations of the rounding errors allowed)";
+  }
+  return ::testing::AssertionSuccess();
 }
 
 ::testing::AssertionResult bitwise_equal(const char* what, const float* actual,

@@ -41,6 +41,34 @@ inline constexpr double kFloat32PairTolerance = 2 * kFloat32Tolerance;
 ::testing::AssertionResult rounded_once_to_bf16(const char* what, const std::vector<float>& out,
                                                 const std::vector<double>& ref, std::int64_t cols);
 
+// A bf16 result against the reference element by element, each within its
+// own float32 error bound (bound[i]: how far a correct float32 result may be
+// from ref[i] before its rounding to bf16, e.g. matmul's
+// float32_error_bounds; NaN where ref is not finite: left to
+// matches_reference). `init` holds the output's initial values (empty when it
+// was overwritten).
+//  - rounds_once (the implementation promises it): the host emulation of one
+//    rounding of a float32 result within its bound: each element is the
+//    nearest bf16 to a value in [ref − bound, ref + bound], bitwise, no
+//    element excepted (the interval holds a rounding midpoint for ~1% of
+//    them at K = 8192, where two neighbours are right). One product missing
+//    from a sum of 8192 (≈ 1% of it), a second rounding or a wrong element
+//    fails it.
+//  - not (cuBLAS's split-K partial sums in bf16, a product rounded before an
+//    old value is added or DGELU applied): |out − ref| ≤ bound +
+//    2⁻⁸·(3·|ref| + 2·|init|), three roundings of values no larger than the
+//    result and its initial value (1.5 ulp of the result: an element off by
+//    more is wrong, not rounded); and no scale error: the error's projection
+//    on the reference, Σ(out − ref)·ref / Σ ref², within 6 standard
+//    deviations of the zero-mean errors that bound allows (uniform in ±it):
+//    a systematic 0.3% error, which relative L2 lets through (≈ 3.7e-3
+//    against kBf16Tolerance's 4e-3), fails it on outputs of ≥ ~2000 elements.
+::testing::AssertionResult bf16_within_bounds(const char* what, const std::vector<float>& out,
+                                              const std::vector<double>& ref,
+                                              const std::vector<double>& bound,
+                                              const std::vector<float>& init, bool rounds_once,
+                                              std::int64_t cols);
+
 // Bit-for-bit equality (NaN payloads included): "unchanged", "the same as a solo call".
 ::testing::AssertionResult bitwise_equal(const char* what, const std::vector<float>& actual,
                                          const std::vector<float>& expected);

@@ -227,6 +227,16 @@ struct MatmulBackwardContract {
     return {std::move(g.dinp), std::move(g.dweight), std::move(g.dbias)};
   }
 
+  // Each element's float32 error bound (the reference library's error model:
+  // ops/matmul_backward/reference/compare.hpp), for the bf16 outputs' checks.
+  static std::vector<std::vector<double>> float32_error_bounds(
+      const Problem& p, const contract::Overwrites& o, const std::vector<std::vector<double>>& ref) {
+    Gradients64 r;
+    r.dinp = ref[0], r.dweight = ref[1], r.dbias = ref[2];
+    Gradients64 b = llmk::reference::float32_error_bounds(p.host, r, {o[0], o[1], o[2]});
+    return {std::move(b.dinp), std::move(b.dweight), std::move(b.dbias)};
+  }
+
   static double tolerance(Precision p, std::size_t output) {
     return llmk::reference::tolerance(p, llmk::reference::Output(output));
   }

@@ -41,6 +41,11 @@ inline const std::vector<Shape>& accuracy_shapes() {
     v.push_back({"C1", 2, 9, 1, 13});         // one input feature: dinp and dweight are columns
     v.push_back({"M1", 1, 1, 37, 29});        // one row
     v.push_back({"wideOC", 1, 3, 10, 50257}); // GPT-2's vocabulary (odd), few rows
+    // The seed's and GPT-2 training's longest sums (M = B·T = 8192), in CI:
+    // bf16's per-element bounds and TF32's tolerance at K = 8192, on few
+    // elements (a K = 8192 sum that one missing product must fail).
+    v.push_back({"longM8k", 1, 8192, 3, 5});   // dweight, dbias: sums over 8192 rows
+    v.push_back({"longOC8k", 1, 3, 5, 8192});  // dinp: sums over 8192 columns
     return v;
   }();
   return shapes;

@@ -36,9 +36,29 @@ std::string valid_names() {
   return valid;
 }
 
+// A name as a message shows it: control characters (a NUL included, which
+// would end the message at what()) as escapes, "naive\0x".
+inline std::string printable_name(std::string_view name) {
+  std::string out;
+  for (const char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+    } else if (c == 0) {
+      out += "\\0";
+    } else {
+      const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
 template <class Op>
 [[noreturn]] void throw_unknown(std::string_view impl) {
-  throw std::invalid_argument(std::string(Op::name) + ": options.impl = '" + std::string(impl) +
+  throw std::invalid_argument(std::string(Op::name) + ": options.impl = '" + printable_name(impl) +
                               "' is not an implementation (expected one of: " +
                               valid_names<Op>() + ")");
 }
