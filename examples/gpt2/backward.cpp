@@ -16,7 +16,7 @@ const char* step_name(Step s) {
     case Step::attproj: return "matmul attproj";
     case Step::attention: return "attention";
     case Step::qkv: return "matmul qkv";
-    case Step::encoder: return "encoder (glue)";
+    case Step::encoder: return "encoder";
   }
   return "?";
 }
@@ -72,6 +72,10 @@ std::size_t workspace_bytes(const Config& c, bool materialized, const char* mp, 
           M, C, true, layernorm_options(llmk::Update::accumulate), mp),
       llmk::layernorm_backward_workspace_bytes<ExecSpace>(
           M, C, true, layernorm_options(llmk::Update::overwrite), mp)});
+  llmk::EncoderBackwardOptions eo;
+  eo.dwpe_update = llmk::Update::overwrite;
+  bytes = std::max(bytes,
+                   llmk::encoder_backward_workspace_bytes<ExecSpace>(c.B, c.T, C, c.V, eo, mp));
   const llmk::AttentionBackwardOptions ao;
   bytes = std::max(bytes, materialized ? llmk::attention_backward_workspace_bytes<ExecSpace>(
                                              c.B, c.T, C, c.NH, ao, ap)
@@ -128,7 +132,6 @@ Gpt2Backward<ExecSpace, T>::Gpt2Backward(const ExecSpace& exec, const Config& cf
   allocate(dresidual_, "dresidual", BT * C);
   allocate(dl_btc_, "dl_btc", BT * C);
   allocate(dl_bt4c_, "dl_bt4c", BT * 4 * C);
-  encoder_scratch_ = EncoderScratch<ExecSpace>(BT);
   // llmk's workspace: the largest any of the calls needs, allocated once and
   // handed to the context, so that run() allocates nothing.
   const std::size_t bytes = workspace_bytes<ExecSpace>(cfg, materialized, mp, ap);
@@ -236,10 +239,12 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
                              at(a.ln1_rstd, BT), B, T_, C, ln_add);
     lap(clock, Step::layernorm);
   }
-  // dresidual is now the input embedding's gradient (wte[tokens] + wpe).
-  Kokkos::deep_copy(exec_, g.wpe, 0.0f);
-  encoder_step(exec_, g.wte, g.wpe, Buffer<ExecSpace, const T>(dresidual_),
-               Buffer<ExecSpace, const int>(tokens_), encoder_scratch_, B, T_, C);
+  // dresidual is now the input embedding's gradient (wte[tokens] + wpe):
+  // added to wte's (the LM head's part), wpe's overwritten.
+  llmk::EncoderBackwardOptions encoder_options;
+  encoder_options.dwpe_update = llmk::Update::overwrite;
+  llmk::encoder_backward(ctx_, g.wte.data(), g.wpe.data(), dresidual_.data(), tokens_.data(), B,
+                         T_, C, cfg_.V, encoder_options);
   lap(clock, Step::encoder);
 }
 

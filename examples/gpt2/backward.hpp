@@ -1,7 +1,7 @@
 // GPT-2's backward pass on the device, composed from llmk's public API
-// (matmul_backward, layernorm_backward, attention_backward[_recompute]) and
-// the example's two glue steps (classifier_step.hpp, encoder_step.hpp),
-// in the order of llm.c's gpt2_backward (train_gpt2.cu).
+// (classifier_backward, matmul_backward, layernorm_backward,
+// attention_backward[_recompute], encoder_backward) in the order of llm.c's
+// gpt2_backward (train_gpt2.cu).
 //
 // Buffers are allocated once (constructor), llmk's workspace too (one buffer
 // handed to the Context, sized by the *_workspace_bytes queries), so that
@@ -14,13 +14,13 @@
 #pragma once
 
 #include "device.hpp"
-#include "encoder_step.hpp"
 #include "model.hpp"
 #include "tensors.hpp"
 
 #include <llmk/attention_backward.hpp>
 #include <llmk/classifier_backward.hpp>
 #include <llmk/context.hpp>
+#include <llmk/encoder_backward.hpp>
 #include <llmk/layernorm_backward.hpp>
 #include <llmk/matmul_backward.hpp>
 
@@ -86,7 +86,6 @@ class Gpt2Backward {
   // Activation gradients, as llm.c's: the residual stream's (B, T, C) and two
   // scratch buffers, (B, T, C) and (B, T, 4C).
   Buffer<ExecSpace, T> dresidual_, dl_btc_, dl_bt4c_;
-  EncoderScratch<ExecSpace> encoder_scratch_;
 };
 
 }  // namespace gpt2
