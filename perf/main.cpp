@@ -6,6 +6,7 @@
 //   llmk-perf attention_backward [options]   perf/attention_backward/
 //   llmk-perf classifier_backward [options]  perf/classifier_backward/
 //   llmk-perf gelu_backward [options]        perf/gelu_backward/
+//   llmk-perf encoder_backward [options]     perf/encoder_backward/
 //   llmk-perf [options]                      matmul_backward, as before subcommands
 // The harness (perf/harness/: timing, probes, the device timer, the table and
 // the JSON, the common options) knows nothing of the operations. Its options
@@ -17,6 +18,7 @@
 #include "harness/cli.hpp"
 #include "attention_backward/benchmark.hpp"
 #include "classifier_backward/benchmark.hpp"
+#include "encoder_backward/benchmark.hpp"
 #include "gelu_backward/benchmark.hpp"
 #include "harness/kokkos_compat.hpp"
 #include "layernorm_backward/benchmark.hpp"
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   llmk::perf::attention_backward::Options attention;
   llmk::perf::classifier_backward::Options classifier;
   llmk::perf::gelu_backward::Options gelu;
+  llmk::perf::encoder_backward::Options encoder;
 
   CLI::App app{"llmk-perf: validate and time llmk's operations against their peers. "
                "Without a subcommand: matmul_backward, with the options below."};
@@ -78,7 +81,13 @@ int main(int argc, char** argv) {
   CLI::App* gelu_cmd = app.add_subcommand(
       "gelu_backward", "the backward pass of GPT-2's GELU (dinp = gelu'(inp) · dout)");
   llmk::perf::gelu_backward::add_options(*gelu_cmd, gelu);
-  for (CLI::App* cmd : {matmul_cmd, layernorm_cmd, attention_cmd, classifier_cmd, gelu_cmd}) {
+  CLI::App* encoder_cmd = app.add_subcommand(
+      "encoder_backward",
+      "the backward pass of GPT-2's token and position embeddings (dwte, dwpe, given dout and "
+      "the tokens)");
+  llmk::perf::encoder_backward::add_options(*encoder_cmd, encoder);
+  for (CLI::App* cmd :
+       {matmul_cmd, layernorm_cmd, attention_cmd, classifier_cmd, gelu_cmd, encoder_cmd}) {
     cmd->fallthrough();  // the harness's options after the subcommand too
     cmd->footer("llmk-perf's own options (--backend, --repeat, --warmup, --budget, --max-call, "
                 "--threads, --json, --import, --no-check, --no-peers) may come before or after "
@@ -89,7 +98,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     // An operation's options given to the driver with another operation's
     // subcommand (before it, or fallen through from it): refused, not ignored.
-    for (const CLI::App* cmd : {layernorm_cmd, attention_cmd, classifier_cmd, gelu_cmd})
+    for (const CLI::App* cmd :
+         {layernorm_cmd, attention_cmd, classifier_cmd, gelu_cmd, encoder_cmd})
       if (cmd->parsed() && !given(*legacy).empty())
         throw CLI::ValidationError(given(*legacy).front(), "is an option of matmul_backward, not of " +
                                                                cmd->get_name());
@@ -107,6 +117,8 @@ int main(int argc, char** argv) {
   if (classifier_cmd->parsed())
     run = [&] { return llmk::perf::classifier_backward::run(harness, classifier); };
   if (gelu_cmd->parsed()) run = [&] { return llmk::perf::gelu_backward::run(harness, gelu); };
+  if (encoder_cmd->parsed())
+    run = [&] { return llmk::perf::encoder_backward::run(harness, encoder); };
 
   std::unique_ptr<Kokkos::ScopeGuard> kokkos;
   try {

@@ -50,7 +50,8 @@ wte[tokens]) and dout.sum(0) for wpe, then dwte +=, dwpe += at --B --T --C
 --V (768, 50257 for GPT-2 124M), tokens drawn P(v) ∝ 1/(v + 1), fp32, bf16,
 bf16-fp32grad: peer:pytorch-eager, peer:pytorch-eager-deterministic
 (torch.use_deterministic_algorithms(True)), peer:pytorch-compile;
-perf/torch_peers/encoder.py.
+perf/torch_peers/encoder.py (records flagged zipf_tokens: import them into
+llmk-perf encoder_backward --zipf).
 
 attention_backward: the backward of causal self-attention at --B --T --C --NH
 (default 8, 1024, 768, 12) on llmk's layout (qkv B×T×3C, q, k, v side by side

@@ -2,6 +2,7 @@
 # Runs on the GPU machine, from a bundle made by scripts/gpu-bundle.sh.
 #
 # usage: run.sh [tests] [sanitize] [perf] [perf-layernorm] [perf-attention] [perf-classifier]
+#               [perf-encoder]
 #               [-- llmk-perf arguments]
 #        (default: tests sanitize perf perf-layernorm perf-attention)
 #   tests     every test binary; the large (seed-shape) tests on Cuda and across
@@ -22,6 +23,9 @@
 #   perf-classifier  the PyTorch peer, then llmk-perf classifier_backward, fp32
 #             and bf16, at GPT-2's B = 8, T = 1024, V = 50257, Vp = 50304 (not
 #             a default step)
+#   perf-encoder  the PyTorch peer, then llmk-perf encoder_backward, every
+#             precision, at GPT-2's B = 8, T = 1024, C = 768, V = 50257: zipf
+#             tokens (the peer's, imported), then uniform ones (not a default step)
 # Logs and JSON go to $OUT (if set) or ./results.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -115,6 +119,16 @@ for step in "${steps[@]}"; do
       "$here/bin/llmk-perf" classifier_backward --backend cuda --precision all \
         --import "$results/torch-classifier.json" \
         --json "$results/perf-classifier.json" || status=1 ;;
+    perf-encoder)
+      note "PyTorch peer, encoder_backward"
+      python3 "$here/torch_baseline.py" encoder_backward --B 8 --T 1024 --C 768 --V 50257 \
+        --precision all --json "$results/torch-encoder.json" || status=1
+      note "llmk-perf encoder_backward (Cuda), zipf tokens"
+      "$here/bin/llmk-perf" encoder_backward --backend cuda --precision all --zipf \
+        --import "$results/torch-encoder.json" --json "$results/perf-encoder-zipf.json" || status=1
+      note "llmk-perf encoder_backward (Cuda), uniform tokens"
+      "$here/bin/llmk-perf" encoder_backward --backend cuda --precision all \
+        --json "$results/perf-encoder-uniform.json" || status=1 ;;
     *) echo "unknown step '$step'"; status=2 ;;
   esac
 done

@@ -2,6 +2,7 @@
 
 #include "../harness/copy_peer.hpp"
 #include "../harness/driver.hpp"
+#include "../harness/planned_rows.hpp"
 #include "../harness/reference_io.hpp"
 #include "peers.hpp"
 
@@ -57,41 +58,7 @@ struct Buffers {
   }
 };
 
-struct Planned {
-  std::string name, kind, skip, impl, resolved;
-  bool copy = false;
-  const Peer* peer = nullptr;
-};
-
-template <class ExecSpace>
-std::vector<Planned> plan_rows(reference::Precision p, const std::vector<std::string>& impls,
-                               const std::vector<Peer>& peers, bool run_peers) {
-  const std::string pname = reference::precision_name(p);
-  std::vector<Planned> rows;
-  for (const std::string& name : impls) {
-    Planned r;
-    r.name = r.impl = name;
-    r.kind = "impl";
-    r.resolved = name == "auto" ? gelu_backward_auto_impl<ExecSpace>(pname) : name;
-    rows.push_back(std::move(r));
-  }
-  if (!run_peers) return rows;
-  Planned copy;
-  copy.name = "peer:copy";
-  copy.kind = "peer";
-  copy.copy = true;
-  rows.push_back(std::move(copy));
-  for (const Peer& peer : peers) {
-    if (std::find(peer.precisions.begin(), peer.precisions.end(), pname) == peer.precisions.end())
-      continue;
-    Planned r;
-    r.name = "peer:" + peer.name;
-    r.kind = "peer";
-    r.peer = &peer;
-    rows.push_back(std::move(r));
-  }
-  return rows;
-}
+using Planned = PlannedRow<Peer>;
 
 template <class ExecSpace, class T>
 bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& suite,
@@ -228,7 +195,10 @@ class Benchmark {
     reference::Precision p;
     if (!reference::parse_precision(name, p))
       throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
-    const std::vector<Planned> planned = plan_rows<ExecSpace>(p, impls_, peers_, env.opt.peers);
+    const std::vector<Planned> planned =
+        plan_rows(name, impls_, peers_, env.opt.peers, [](const std::string& precision) {
+          return gelu_backward_auto_impl<ExecSpace>(precision);
+        });
     (void)suite;
     return with_types(p, [&](auto types) {
       using T = typename decltype(types)::Act;

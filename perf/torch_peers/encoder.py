@@ -3,7 +3,7 @@ backward of wte[tokens] + wpe[:T] as autograd runs it,
 aten.embedding_dense_backward for dwte and a sum over the batch for dwpe,
 then the gradients' update (dwte +=, dwpe +=): eager, eager under
 torch.use_deterministic_algorithms(True), and torch.compile; records for
-llmk-perf --import (pass --C 768 --V 50257)."""
+llmk-perf encoder_backward --zipf --import (pass --C 768 --V 50257)."""
 from .common import (Compiled, compile_impl, compile_note, rel_l2, skipped_record, spread_fields,
                      spread_text, time_runs, uses_cudagraphs, mark_step_of)
 
@@ -56,8 +56,10 @@ def enc_step(torch, V):
 
 
 def base(args, precision):
+    # zipf_tokens: llmk-perf encoder_backward's flag (--zipf) for these tokens;
+    # its records of uniform tokens leave these out of an --import.
     return {"precision": precision, "B": args.B, "T": args.T, "C": args.C, "V": args.V,
-            "gbs": None}
+            "zipf_tokens": True, "gbs": None}
 
 
 def record(torch, args, p, precision, impl, runs, errors, note, **extra):
