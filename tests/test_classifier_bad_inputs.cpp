@@ -154,10 +154,10 @@ TEST(classifier_backward_BadInputs, ImplNames) {
   for (const char* impl : {"tiled", "blocked", "", "Fused"}) {
     llmk::ClassifierBackwardOptions o;
     o.impl = impl;
-    // The views made outside the lambda: nvcc's front end rejects the
-    // braced extents inside it.
-    const auto dlogits = f.out({f.M, f.Vp});
-    const auto logits = f.in({f.M, f.Vp});
+    // Fixture::M, not f.M: nvcc's front end rejects static members named
+    // through an object inside braces.
+    const auto dlogits = f.out({Fixture::M, Fixture::Vp});
+    const auto logits = f.in({Fixture::M, Fixture::Vp});
     expect_refused(f, [&] {
       llmk::classifier_backward(Space(), dlogits, f.loss_ref(), logits, f.tgt(), 1.0f, f.V, o);
     }, {"options.impl", "fused, naive"});
