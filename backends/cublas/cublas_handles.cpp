@@ -23,12 +23,21 @@ void check_cuda(cudaError_t status, const char* call) {
 
 CublasHandle::CublasHandle(const Kokkos::Cuda& exec) {
   check_cublas(cublasCreate(&handle_), "cublasCreate");
-  // The context's stream, for good: the handle belongs to it. The math mode
-  // stays the default: each GEMM names its compute type (TF32 or not).
-  const cublasStatus_t status = cublasSetStream(handle_, exec.cuda_stream());
+  // The context's stream, for good: the handle belongs to it.
+  cublasStatus_t status = cublasSetStream(handle_, exec.cuda_stream());
+  // Each GEMM names its compute type (TF32 or not); what the math mode adds:
+  // a GEMM with bf16 outputs sums its split-K partials in float, not in bf16.
+  // With cuBLAS's default, dinp at K = 2050 and 8192 in bf16 came out up to
+  // 3.8 bf16 ulps from the float64 reference on the H200, beyond the three
+  // roundings a float sum allows (tests' element-wise bounds); cuBLASLt's
+  // calls ask the same through their reduction-scheme preference (gemm_lt.cpp).
+  if (status == CUBLAS_STATUS_SUCCESS)
+    status = cublasSetMathMode(handle_, static_cast<cublasMath_t>(
+                                            CUBLAS_DEFAULT_MATH |
+                                            CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
   if (status != CUBLAS_STATUS_SUCCESS) {
     cublasDestroy(handle_);
-    check_cublas(status, "cublasSetStream");
+    check_cublas(status, "cublasSetStream / cublasSetMathMode");
   }
 }
 
