@@ -15,12 +15,28 @@ install(FILES
     ${PROJECT_SOURCE_DIR}/src/llmk/context.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/encoder_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/gelu_backward.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/gradient_reducer.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/layernorm_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/matmul_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/operation.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/tensor_ref.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/types.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/llmk)
+# The reducer's engines, llmk::mpi and llmk::nccl, where built.
+foreach(engine mpi nccl)
+  string(TOUPPER ${engine} ENGINE)
+  if(LLMK_HAVE_${ENGINE})
+    set_target_properties(llmk_${engine} PROPERTIES EXPORT_NAME ${engine})
+    install(TARGETS llmk_${engine} EXPORT llmkTargets
+      ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+      LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+    install(FILES ${PROJECT_SOURCE_DIR}/src/llmk/${engine}.hpp
+      DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/llmk)
+  endif()
+endforeach()
+if(LLMK_HAVE_NCCL)
+  install(FILES ${PROJECT_SOURCE_DIR}/cmake/FindNCCL.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/llmk)
+endif()
 install(EXPORT llmkTargets NAMESPACE llmk:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/llmk)
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/llmkConfig.cmake.in

@@ -230,6 +230,9 @@ llmk_setup_and_build() {
     wanted+=(-DLLMK_ENABLE_KOKKOSKERNELS=ON)
     [ "$backend" != cuda ] || wanted+=(-DLLMK_ENABLE_CUBLAS=ON)
   fi
+  # setup.sh installs Open MPI: its reducer engine and 2-rank tests must not
+  # vanish quietly. NCCL stays AUTO: not every CUDA toolkit has it.
+  wanted+=(-DLLMK_ENABLE_MPI=ON)
   local args=(-S "$LLMK_ROOT" -B "$LLMK_BUILD_DIR" -G Ninja "-DCMAKE_PREFIX_PATH=$prefix"
               -UKokkos_DIR -UKokkosKernels_DIR ${wanted[@]+"${wanted[@]}"}
               ${LLMK_CMAKE_ARGS[@]+"${LLMK_CMAKE_ARGS[@]}"})

@@ -14,13 +14,6 @@ void check_cublas(cublasStatus_t status, const char* call) {
   }
 }
 
-void check_cuda(cudaError_t status, const char* call) {
-  if (status != cudaSuccess) {
-    throw std::runtime_error(std::string("llmk: ") + call + " failed: " +
-                             cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
-  }
-}
-
 CublasHandle::CublasHandle(const Kokkos::Cuda& exec) {
   check_cublas(cublasCreate(&handle_), "cublasCreate");
   // The context's stream, for good: the handle belongs to it.
@@ -48,26 +41,6 @@ CublasLtHandle::CublasLtHandle(const Kokkos::Cuda&) {
 }
 
 CublasLtHandle::~CublasLtHandle() { cublasLtDestroy(handle_); }
-
-namespace {
-
-// Makes `device` current for the scope: the side stream must live on the
-// device of the context's stream, whatever the calling thread has current.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (device != previous_) check_cuda(cudaSetDevice(device), "cudaSetDevice");
-  }
-  ~DeviceScope() { cudaSetDevice(previous_); }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
-}  // namespace
 
 SideStream::SideStream(const Kokkos::Cuda& exec) : main_(exec.cuda_stream()) {
   try {

@@ -6,6 +6,8 @@
 // contexts never share them at all.
 #pragma once
 
+#include <backends/cuda/cuda_checks.hpp>
+
 #include <Kokkos_Core.hpp>
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -17,9 +19,9 @@
 
 namespace llmk::backends {
 
-// Throws std::runtime_error naming the call when status is not success.
+// Throws std::runtime_error naming the call when status is not success
+// (check_cuda: backends/cuda/cuda_checks.hpp).
 void check_cublas(cublasStatus_t status, const char* call);
-void check_cuda(cudaError_t status, const char* call);
 
 class CublasHandle {
  public:

@@ -107,7 +107,8 @@ std::vector<double> download(const View& src) {
 template <class ExecSpace, class T>
 Gpt2Backward<ExecSpace, T>::Gpt2Backward(const ExecSpace& exec, const Config& cfg,
                                          bool materialized)
-    : exec_(exec), cfg_(cfg), materialized_(materialized), ctx_(exec) {
+    : exec_(exec), cfg_(cfg), materialized_(materialized), loss_positions_(cfg.B * cfg.T),
+      ctx_(exec) {
   validate(cfg);
   const char* mp = matmul_precision<T>();
   const char* ap = attention_precision<T>();
@@ -175,13 +176,14 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
     clock->timer.reset();
   }
 
-  // The loss: mean over the B·T positions, so each position's dloss is 1/(B·T).
+  // The loss: mean over the B·T positions (of the global batch, when data
+  // parallel), so each position's dloss is 1/(B·T).
   // dlogits in place of the logits. The targets were checked when they were
   // loaded: the call's own check (a wait for the device) is not needed.
   llmk::ClassifierBackwardOptions classifier_options;
   classifier_options.check_targets = false;
   llmk::classifier_backward(ctx_, a.logits.data(), losses_.data(), a.logits.data(),
-                            targets_.data(), 1.0f / float(BT), B, T_, cfg_.V, cfg_.Vp,
+                            targets_.data(), 1.0f / float(loss_positions_), B, T_, cfg_.V, cfg_.Vp,
                             classifier_options);
   lap(clock, Step::classifier);
   T* dlogits = a.logits.data();
@@ -195,6 +197,7 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
                            last_residual, p.lnfw.data(), a.lnf_mean.data(), a.lnf_rstd.data(), B,
                            T_, C, ln_start);
   lap(clock, Step::layernorm);
+  bucket_done(0);
 
   for (index_t l = L - 1; l >= 0; --l) {
     // Layer l's slice of a stacked (L, ...) buffer of `per_layer` elements a layer.
@@ -238,6 +241,7 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
                              dl_btc_.data(), residual, at(p.ln1w, C), at(a.ln1_mean, BT),
                              at(a.ln1_rstd, BT), B, T_, C, ln_add);
     lap(clock, Step::layernorm);
+    bucket_done(int(L - l));
   }
   // dresidual is now the input embedding's gradient (wte[tokens] + wpe):
   // added to wte's (the LM head's part), wpe's overwritten.
@@ -246,6 +250,40 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
   llmk::encoder_backward(ctx_, g.wte.data(), g.wpe.data(), dresidual_.data(), tokens_.data(), B,
                          T_, C, cfg_.V, encoder_options);
   lap(clock, Step::encoder);
+  if (reducer_) {
+    bucket_done(int(L + 1));
+    if (!overlap_) {
+      for (int b = 0; b < reducer_->buckets(); ++b) reducer_->ready(b);
+    }
+    reducer_->wait();
+  }
+}
+
+template <class ExecSpace, class T>
+void Gpt2Backward<ExecSpace, T>::reduce_gradients(llmk::GradientReducer<ExecSpace>* reducer,
+                                                  bool overlap) {
+  reducer_ = reducer;
+  overlap_ = overlap;
+  if (!reducer || reducer->buckets() == int(cfg_.L + 2)) return;
+  if (reducer->buckets() != 0) {
+    throw std::invalid_argument("reduce_gradients: the reducer has other buckets");
+  }
+  const index_t L = cfg_.L, C = cfg_.C;
+  auto& g = grads_;
+  reducer->add_bucket({llmk::gradient("lnfw", g.lnfw), llmk::gradient("lnfb", g.lnfb)});
+  for (index_t l = L - 1; l >= 0; --l) {
+    const auto at = [l](const auto& stacked, index_t per_layer, const char* name) {
+      return llmk::gradient(std::string(name) + "[" + std::to_string(l) + "]",
+                            stacked.data() + l * per_layer, std::size_t(per_layer));
+    };
+    reducer->add_bucket({at(g.ln1w, C, "ln1w"), at(g.ln1b, C, "ln1b"),
+                         at(g.qkvw, 3 * C * C, "qkvw"), at(g.qkvb, 3 * C, "qkvb"),
+                         at(g.attprojw, C * C, "attprojw"), at(g.attprojb, C, "attprojb"),
+                         at(g.ln2w, C, "ln2w"), at(g.ln2b, C, "ln2b"),
+                         at(g.fcw, 4 * C * C, "fcw"), at(g.fcb, 4 * C, "fcb"),
+                         at(g.fcprojw, 4 * C * C, "fcprojw"), at(g.fcprojb, C, "fcprojb")});
+  }
+  reducer->add_bucket({llmk::gradient("wte", g.wte), llmk::gradient("wpe", g.wpe)});
 }
 
 template <class ExecSpace, class T>

@@ -21,6 +21,7 @@
 #include <llmk/classifier_backward.hpp>
 #include <llmk/context.hpp>
 #include <llmk/encoder_backward.hpp>
+#include <llmk/gradient_reducer.hpp>
 #include <llmk/layernorm_backward.hpp>
 #include <llmk/matmul_backward.hpp>
 
@@ -67,14 +68,30 @@ class Gpt2Backward {
 
   const ExecSpace& exec() const { return exec_; }
 
+  // Data parallelism (data_parallel.hpp). The loss is the mean over
+  // `positions` positions: the global batch's B·T (default: this rank's).
+  void set_loss_positions(index_t positions) { loss_positions_ = positions; }
+  // From now on run() ends with the parameter gradients summed across the
+  // reducer's ranks: bucket by bucket as the backward finishes them
+  // (overlap: lnf's, then each layer's from the last, then wte's and wpe's),
+  // or all after it; then reducer->wait(). A fresh reducer gets the buckets
+  // registered (collective); null: no reduction.
+  void reduce_gradients(llmk::GradientReducer<ExecSpace>* reducer, bool overlap);
+
  private:
   void lap(StepClock* clock, Step s) {
     if (clock) clock->lap(exec_, s);
+  }
+  void bucket_done(int bucket) {
+    if (reducer_ && overlap_) reducer_->ready(bucket);
   }
 
   ExecSpace exec_;
   Config cfg_;
   bool materialized_;
+  index_t loss_positions_;
+  llmk::GradientReducer<ExecSpace>* reducer_ = nullptr;
+  bool overlap_ = true;
   llmk::Context<ExecSpace> ctx_;
   Buffer<ExecSpace, char> workspace_;
   ParameterTensors<ExecSpace, T> params_;

@@ -9,16 +9,23 @@
 //     a file of gpt2_torch.py: PyTorch's forward activations and autograd's
 //     gradients (the configuration is the file's; --L etc., when given, must
 //     match it), and PyTorch's backward times, shown beside llmk's
+//   mpirun -np R llmk-gpt2-backward (--tiny-selfcheck | --input FILE) --data-parallel ...
+//     the same, the global batch split across R ranks (data_parallel.hpp),
+//     the gradients summed by llmk::GradientReducer; built where MPI is
 // Exit status: 0 when every gradient is within tolerance, 1 when one is not,
 // 2 for bad arguments, 77 in a CUDA build without a GPU (CTest: skipped).
 #include "backward.hpp"
 #include "compare.hpp"
+#include "data_parallel.hpp"
 #include "self_check.hpp"
 #include "tensor_file.hpp"
 #include "timing.hpp"
 
 #ifdef KOKKOS_ENABLE_CUDA
 #include <cuda_runtime.h>
+#endif
+#if LLMK_GPT2_DATA_PARALLEL
+#include <mpi.h>
 #endif
 
 #include <algorithm>
@@ -27,6 +34,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -39,6 +47,7 @@ struct Args {
   std::string attention = "recompute";
   std::string input;
   bool selfcheck = false;
+  bool data_parallel = false;
   std::uint64_t seed = 1234;
   int repeats = -1;      // default: 3 in the self-check, 20 with a file
   double tolerance = 0;  // default: by precision and mode (tolerances below)
@@ -49,7 +58,7 @@ const char* const kUsage =
     "usage: llmk-gpt2-backward (--tiny-selfcheck | --input FILE) [--L n] [--C n] [--NH n]\n"
     "       [--V n] [--Vp n] [--B n] [--T n] [--precision fp32|bf16]\n"
     "       [--attention materialized|recompute] [--seed n] [--repeats n] [--tolerance x]\n"
-    "       [--l2-flush-mb n]\n";
+    "       [--l2-flush-mb n] [--data-parallel (under mpirun)]\n";
 
 Args parse(int argc, char** argv) {
   Args a;
@@ -100,6 +109,12 @@ Args parse(int argc, char** argv) {
     } else if (arg == "--tolerance") {
       a.tolerance = std::atof(value().c_str());
       if (!(a.tolerance > 0)) throw std::invalid_argument("--tolerance: expected a positive number");
+    } else if (arg == "--data-parallel") {
+      if (!LLMK_GPT2_DATA_PARALLEL) {
+        throw std::invalid_argument("--data-parallel: this build has no MPI (LLMK_ENABLE_MPI)"
+                                    " or, for CUDA, no NCCL (LLMK_ENABLE_NCCL)");
+      }
+      a.data_parallel = true;
     } else if (arg == "--l2-flush-mb") {
       a.l2_flush_mb = double(number());
     } else if (arg == "--help" || arg == "-h") {
@@ -159,12 +174,17 @@ int run(const Args& args) {
               (long long)c.Vp, (long long)c.B, (long long)c.T, args.precision.c_str(),
               args.attention.c_str());
 
+  const double tolerance = args.tolerance > 0 ? args.tolerance : default_tolerance(args);
+  const int repeats = args.repeats >= 0 ? args.repeats : (args.selfcheck ? 3 : 20);
+  if (args.data_parallel) {
+    return gpt2::run_data_parallel<T>(inputs, want, want_losses,
+                                      gpt2::DataParallelRun{materialized, tolerance, repeats});
+  }
   gpt2::Gpt2Backward<Exec, T> backward(exec, c, materialized);
   backward.load(inputs);
   inputs = gpt2::HostInputs{};  // the host copies are no longer needed
   backward.reset();
   backward.run();
-  const double tolerance = args.tolerance > 0 ? args.tolerance : default_tolerance(args);
   const auto rows = gpt2::compare_gradients(c, backward.gradients(), want, tolerance);
   bool ok = gpt2::print_comparisons(stdout, rows, tolerance);
   if (!want_losses.empty()) {
@@ -174,7 +194,6 @@ int run(const Args& args) {
     ok = ok && losses_ok;
   }
 
-  const int repeats = args.repeats >= 0 ? args.repeats : (args.selfcheck ? 3 : 20);
   const double flush_mb = args.l2_flush_mb >= 0 ? args.l2_flush_mb : (args.selfcheck ? 0 : 256);
   if (repeats > 0) gpt2::print_times(backward, repeats, flush_mb, torch_ms);
   std::printf("%s\n", ok ? "every gradient within tolerance" : "FAILED: a gradient is off");
@@ -206,7 +225,27 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!have_gpu()) return 77;
+#if LLMK_GPT2_DATA_PARALLEL
+  // One GPU a rank, by the rank on its node (Open MPI's variable; MPICH's,
+  // or 0 without one): Kokkos takes the device from its own argument.
+  std::vector<char*> kokkos_argv(argv, argv + argc);
+  std::string device_arg;
+  if (args.data_parallel) {
+    MPI_Init(&argc, &argv);
+#ifdef KOKKOS_ENABLE_CUDA
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (!local) local = std::getenv("MPI_LOCALRANKID");
+    int devices = 1;
+    cudaGetDeviceCount(&devices);
+    device_arg = "--kokkos-device-id=" + std::to_string((local ? std::atoi(local) : 0) % devices);
+    kokkos_argv.push_back(device_arg.data());
+#endif
+  }
+  int kokkos_argc = int(kokkos_argv.size());
+  Kokkos::initialize(kokkos_argc, kokkos_argv.data());
+#else
   Kokkos::initialize(argc, argv);
+#endif
   int status = 0;
   try {
     status = args.precision == "bf16" ? run<llmk::bf16>(args) : run<float>(args);
@@ -218,5 +257,11 @@ int main(int argc, char** argv) {
     status = 1;
   }
   Kokkos::finalize();
+#if LLMK_GPT2_DATA_PARALLEL
+  if (args.data_parallel) {
+    if (status != 0) MPI_Abort(MPI_COMM_WORLD, status);  // the other ranks stop too
+    MPI_Finalize();
+  }
+#endif
   return status;
 }

@@ -42,7 +42,7 @@ static bool overlap(const ArgInfo& a, const ArgInfo& b) {
   return a0 < b0 + b.bytes && b0 < a0 + a.bytes;
 }
 
-void check_storage(const char* op, std::initializer_list<ArgInfo> args) {
+void check_storage(const char* op, const std::vector<ArgInfo>& args) {
   for (const ArgInfo& a : args) {
     if (a.data == nullptr && a.bytes != 0) {
       throw std::invalid_argument(std::string(op) + ": argument '" + std::string(a.name) +
@@ -64,6 +64,10 @@ void check_storage(const char* op, std::initializer_list<ArgInfo> args) {
                                   "' in memory; outputs must not alias inputs or other outputs");
     }
   }
+}
+
+void check_storage(const char* op, std::initializer_list<ArgInfo> args) {
+  check_storage(op, std::vector<ArgInfo>(args));
 }
 
 }  // namespace llmk::detail

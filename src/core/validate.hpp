@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace llmk::detail {
 
@@ -54,6 +55,7 @@ void expect_extents(const char* op, const ArgInfo& a, std::initializer_list<inde
 // Null data with a non-zero size, non-contiguous storage, and any output that
 // overlaps an input or another output.
 void check_storage(const char* op, std::initializer_list<ArgInfo> args);
+void check_storage(const char* op, const std::vector<ArgInfo>& args);
 
 std::string extents_string(const ArgInfo& a);
 
