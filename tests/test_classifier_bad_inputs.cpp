@@ -11,6 +11,8 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -147,6 +149,31 @@ TEST(classifier_backward_BadInputs, Storage) {
     llmk::classifier_backward(Space(), f.out({M, Vp}), TensorRef<Space>({f.logits.data() + 3, DType::f32}, {M}),
                               f.in({M, Vp}), f.tgt(), 1.0f, V);
   }, {"'losses'", "overlaps"});
+}
+
+// The context's workspace (Context::use_workspace) in the memory of an
+// argument: refused naming it, though the call needs no workspace (the
+// logits are dlogits' own array here: named as dlogits).
+TEST(classifier_backward_BadInputs, WorkspaceOverlap) {
+  Fixture f;
+  const std::vector<float> losses = f.losses;
+  const std::pair<const char*, void*> args[] = {{"dlogits", f.logits.data() + 5},
+                                                {"losses", f.losses.data()},
+                                                {"targets", f.targets.data() + 1}};
+  for (const auto& [name, data] : args) {
+    SCOPED_TRACE(name);
+    llmk::Context<Space> ctx{Space()};
+    ctx.use_workspace(data, 16);
+    const auto dlogits = f.out({Fixture::M, Fixture::Vp});
+    const auto logits = f.in({Fixture::M, Fixture::Vp});
+    const auto loss = f.loss_ref();
+    const auto targets = f.tgt();
+    const std::string overlap = std::string("overlaps argument '") + name + "'";
+    expect_refused(f, [&] {
+      llmk::classifier_backward(ctx, dlogits, loss, logits, targets, 1.0f, Fixture::V);
+    }, {"workspace", overlap.c_str()});
+    EXPECT_EQ(f.losses, losses) << "the losses were written";
+  }
 }
 
 TEST(classifier_backward_BadInputs, ImplNames) {

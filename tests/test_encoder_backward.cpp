@@ -18,7 +18,9 @@
 //    unknown implementation names: std::invalid_argument naming them;
 //  - Empty: B = 0, C = 0: overwritten outputs zeros, accumulated unchanged;
 //  - Workspace: a context given exactly encoder_backward_workspace_bytes runs,
-//    one byte less is refused before any write;
+//    also at an odd address (1 past a multiple of 256), one byte less is
+//    refused before any write; BadArguments.WorkspaceOverlap: a workspace in
+//    the memory of each argument refused naming it;
 //  - Large: GPT-2 124M (B 8, T 1024, C 768, V 50257, Zipf tokens), label large.
 #include "support/compare.hpp"
 
@@ -30,9 +32,11 @@
 
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifndef LLMK_TEST_SPACE
@@ -341,6 +345,57 @@ void check_workspace() {
   EXPECT_TRUE(llmk_test::bitwise_equal("dwte", d.dwte.host(), ordered_sums(hp, true)));
 }
 
+// The raw-pointer call of check_workspace's problem with `ctx`.
+void call_with(llmk::Context<Space>& ctx, DeviceProblem& d, const enc::Shape& s) {
+  llmk::encoder_backward(ctx, llmk::BufferRef(d.dwte.data(), llmk::DType::f32),
+                         llmk::BufferRef(d.dwpe.data(), llmk::DType::f32),
+                         llmk::ConstBufferRef(d.dout.data(), llmk::DType::f32), d.tokens.data(),
+                         s.B, s.T, s.C, s.V);
+  ctx.exec().fence();
+}
+
+// Exactly encoder_backward_workspace_bytes at an address 1 past a multiple
+// of 256 (the alignment of the temporaries takes 255 bytes of it): right,
+// the bytes around it untouched.
+void check_misaligned_workspace() {
+  const enc::Shape s{"ws", 3, 40, 6, 77, enc::Tokens::zipf};
+  const enc::HostProblem hp = enc::make_problem(s, 3, Precision::fp32);
+  const std::size_t bytes = llmk::encoder_backward_workspace_bytes<Space>(s.B, s.T, s.C, s.V);
+  Kokkos::View<unsigned char*, Space> buffer("ws", bytes + 1024);
+  Kokkos::deep_copy(buffer, (unsigned char)0xa5);
+  const auto address = reinterpret_cast<std::uintptr_t>(buffer.data() + 256);
+  const std::size_t start = 256 + (257 - address % 256) % 256;
+  DeviceProblem d(hp, hp.dwte, hp.dwpe);
+  llmk::Context<Space> ctx(Space{});
+  ctx.use_workspace(buffer.data() + start, bytes);
+  call_with(ctx, d, s);
+  EXPECT_TRUE(llmk_test::bitwise_equal("dwte", d.dwte.host(), ordered_sums(hp, true)));
+  EXPECT_TRUE(llmk_test::bitwise_equal("dwpe", d.dwpe.host(), ordered_sums(hp, false)));
+  EXPECT_EQ(ctx.workspace_bytes(), bytes) << "the context allocated instead";
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), buffer);
+  for (std::size_t i = 0; i < h.extent(0); ++i)
+    if (i < start || i >= start + bytes) ASSERT_EQ(h(i), 0xa5) << "byte " << i << " written";
+}
+
+// A workspace in the memory of each argument (its first 16 bytes) refused
+// naming it, before any write.
+void check_workspace_overlap() {
+  const enc::Shape s{"ws", 3, 40, 6, 77, enc::Tokens::zipf};
+  const enc::HostProblem hp = enc::make_problem(s, 3, Precision::fp32);
+  DeviceProblem d(hp, hp.dwte, hp.dwpe);
+  const std::pair<const char*, void*> args[] = {{"dwte", d.dwte.data()},
+                                                {"dwpe", d.dwpe.data()},
+                                                {"dout", d.dout.data()},
+                                                {"tokens", d.tokens.data()}};
+  for (const auto& [name, data] : args) {
+    SCOPED_TRACE(name);
+    llmk::Context<Space> ctx(Space{});
+    ctx.use_workspace(data, 16);
+    expect_refused(d, [&] { call_with(ctx, d, s); },
+                   {"workspace", "overlaps argument '" + std::string(name) + "'"});
+  }
+}
+
 void add(const std::string& suite, const std::string& name, std::function<void()> f) {
   ::testing::RegisterTest(("encoder_backward/" + suite).c_str(), name.c_str(), nullptr, nullptr,
                           __FILE__, __LINE__, [f]() -> ::testing::Test* {
@@ -396,6 +451,8 @@ void add(const std::string& suite, const std::string& name, std::function<void()
     for (const bool ow : {false, true})
       add("Empty", s.name + (ow ? "_overwrite" : "_accumulate"), [=] { check_empty(s, ow); });
   add("Workspace", "ExactAndOneByteLess", check_workspace);
+  add("Workspace", "Misaligned", check_misaligned_workspace);
+  add("BadArguments", "WorkspaceOverlap", check_workspace_overlap);
   return true;
 }();
 

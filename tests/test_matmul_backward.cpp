@@ -12,6 +12,7 @@
 #include <llmk/matmul_backward.hpp>
 
 #include <cmath>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -137,6 +138,73 @@ void check_bias_pass() {
   if (tested == 0) GTEST_SKIP() << "every implementation on " << Space::name() << " fuses dbias";
 }
 
+// ±Inf in one element of dout, inp or weight (matmul_backward.hpp's
+// contract): no exception; exactly the output elements whose sums include it
+// are infinite, with the float64 reference's sign (one infinite term among
+// finite ones), and every other element is within tolerance of the
+// reference, which there is that of the problem without the Inf. The
+// elements that must be infinite are written out here from the products
+// (dout(m, oc): dinp's row m, dweight's row oc, dbias(oc); inp(m, c):
+// dweight's column c; weight(oc, c): dinp's column c), and the reference
+// is checked to agree, so the test plants what it says. Accumulated and
+// overwritten (from poison), GELU off and on.
+void check_inf_inputs(const llmk_test::ImplPrecision& ip) {
+  using Op = llmk_test::MatmulBackwardContract;
+  namespace c = llmk_test::contract;
+  const llmk_test::ImplCatalog cat = Op::catalog<Space>();
+  for (const Op::Shape& shape : c::variant_shapes<Op>(Op::nan_shape())) {
+    const Op::Problem clean = Op::make(shape, 13, ip.precision);
+    const std::vector<c::ArgSpec> specs = Op::args(clean.shape, clean.precision);
+    const std::int64_t M = shape.M(), C = shape.C, OC = shape.OC;
+    const std::int64_t m0 = M / 2, c0 = C / 3, oc0 = OC / 3;
+    // Per output (dinp M × C, dweight OC × C, dbias OC): whether an Inf in
+    // input `in` reaches the element.
+    const auto reaches = [&](Op::Arg in, std::size_t k, std::int64_t i) {
+      const std::int64_t row = k == 2 ? 0 : i / C, col = k == 2 ? i : i % C;
+      switch (in) {
+        case Op::dout:
+          return (k == 0 && row == m0) || (k == 1 && row == oc0) || (k == 2 && col == oc0);
+        case Op::inp: return k == 1 && col == c0;
+        default: return k == 0 && col == c0;  // weight
+      }
+    };
+    const float inf = std::numeric_limits<float>::infinity();
+    for (const Op::Arg in : {Op::dout, Op::inp, Op::weight}) {
+      const std::int64_t at =
+          in == Op::dout ? m0 * OC + oc0 : in == Op::inp ? m0 * C + c0 : oc0 * C + c0;
+      for (const float value : {inf, -inf}) {
+        Op::Problem p = clean;
+        Op::values(p, in)[std::size_t(at)] = value;
+        for (const bool overwrite : {false, true}) {
+          const c::Overwrites o(3, overwrite);
+          SCOPED_TRACE(shape.name + ": " + (value > 0 ? "+" : "-") + "Inf in " + specs[in].name +
+                       "[" + std::to_string(at) + "], " + c::describe_overwrites(specs, o));
+          const std::vector<std::vector<double>> ref = Op::reference(p, o);
+          const std::vector<std::vector<double>> without = Op::reference(clean, o);
+          std::size_t infinite = 0;
+          for (std::size_t k = 0; k < ref.size(); ++k)
+            for (std::size_t i = 0; i < ref[k].size(); ++i) {
+              const bool expected = reaches(in, k, std::int64_t(i));
+              infinite += expected;
+              ASSERT_EQ(std::isinf(ref[k][i]), expected)
+                  << "the reference's " << specs[k].name << "[" << i << "] = " << ref[k][i];
+              if (!expected)
+                ASSERT_EQ(ref[k][i], without[k][i]) << specs[k].name << "[" << i << "]";
+            }
+          ASSERT_GT(infinite, 0u);
+          const Op::Problem q = c::poisoned<Op>(p, o);
+          const c::DeviceProblem<Op, Space> d(q);
+          d.call(llmk_test::Entry::Rank2Views, Op::options(ip.impl, ip.precision, o));
+          c::Outputs r;
+          ASSERT_TRUE(d.download(q, r));
+          c::expect_matches_reference<Op>(
+              p, o, r, ref, llmk_test::promises_rounding_once(cat, ip.impl, ip.precision));
+        }
+      }
+    }
+  }
+}
+
 [[maybe_unused]] const bool registered = [] {
   llmk_test::contract::register_space_tests<llmk_test::MatmulBackwardContract, Space>();
   llmk_test::contract::add_test("matmul_backward", "Impls", "MatmulInfos",
@@ -148,6 +216,11 @@ void check_bias_pass() {
   llmk_test::contract::add_test("matmul_backward", "BiasPass", "AgainstReference",
                                 "matmul_backward_bias_pass of every implementation with a pass",
                                 check_bias_pass);
+  namespace c = llmk_test::contract;
+  for (const llmk_test::ImplPrecision& ip :
+       c::impl_precisions_of<llmk_test::MatmulBackwardContract, Space>())
+    c::add_test("matmul_backward", "InfInputs", c::case_name(ip), c::case_description(ip),
+                [=] { check_inf_inputs(ip); });
   return true;
 }();
 

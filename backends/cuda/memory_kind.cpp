@@ -13,7 +13,16 @@ MemoryKind memory_kind(const void* ptr) {
   switch (attributes.type) {
     case cudaMemoryTypeDevice: return MemoryKind::Device;
     case cudaMemoryTypeManaged: return MemoryKind::Managed;
-    default: return MemoryKind::Host;  // registered or unregistered host memory
+    // Page-locked host memory: the device reaches it where it is mapped at
+    // the host's own address (cudaMallocHost, cudaHostAlloc: always, with
+    // unified addressing; cudaHostRegister'ed memory where the device can use
+    // host pointers), which is the address a kernel is given.
+    case cudaMemoryTypeHost:
+      return attributes.devicePointer != nullptr &&
+                     attributes.devicePointer == attributes.hostPointer
+                 ? MemoryKind::Mapped
+                 : MemoryKind::Host;
+    default: return MemoryKind::Host;  // unregistered host memory
   }
 }
 

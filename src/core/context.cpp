@@ -2,6 +2,7 @@
 // take an execution-space instance.
 #include <core/context_state.hpp>
 #include <core/spaces.hpp>
+#include <core/validate.hpp>
 
 #include <map>
 #include <mutex>
@@ -23,6 +24,7 @@ const ExecSpace& Context<ExecSpace>::exec() const {
 
 template <class ExecSpace>
 void Context<ExecSpace>::use_workspace(void* data, std::size_t bytes) {
+  detail::check_user_workspace<ExecSpace>(data, bytes);  // before: a refusal changes nothing
   std::lock_guard<std::mutex> lock(state_->mutex());
   state_->use_workspace(data, bytes);
 }

@@ -6,6 +6,7 @@
 #include <llmk/compat.hpp>
 #include <llmk/context.hpp>
 
+#include <core/validate.hpp>
 #include <core/workspace.hpp>
 
 #include <map>
@@ -33,7 +34,13 @@ class ContextState {
   // Cuda the kernels of successive calls are ordered by the stream.)
   std::mutex& mutex() { return mutex_; }
 
-  // The next three are called with mutex() held.
+  // The next four are called with mutex() held.
+
+  // Throws std::invalid_argument if the user's workspace overlaps one of a
+  // call's arguments (before the call writes anything).
+  void check_workspace_apart(const char* op, const detail::Arguments& args) const {
+    if (user_data_ != nullptr) detail::check_workspace_apart(op, user_data_, user_bytes_, args);
+  }
 
   // A workspace of at least `bytes`, allocated now if the context holds less.
   // Throws before the call writes anything: std::invalid_argument if the

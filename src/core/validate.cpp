@@ -70,4 +70,17 @@ void check_storage(const char* op, std::initializer_list<ArgInfo> args) {
   check_storage(op, std::vector<ArgInfo>(args));
 }
 
+void check_workspace_apart(const char* op, const void* data, std::size_t bytes,
+                           const Arguments& args) {
+  const ArgInfo workspace{"workspace", data, bytes, 1, {index_t(bytes), 0, 0, 0}, true, false};
+  for (const ArgInfo& a : args) {
+    if (!overlap(workspace, a)) continue;
+    throw std::invalid_argument(
+        std::string(op) + ": the workspace given to the context (Context::use_workspace, " +
+        std::to_string(bytes) + " bytes) overlaps argument '" + a.name + "' with extents " +
+        extents_string(a) + " in memory; the workspace must be memory of its own, apart "
+        "from every argument of the calls made with the context");
+  }
+}
+
 }  // namespace llmk::detail

@@ -57,12 +57,27 @@ void expect_extents(const char* op, const ArgInfo& a, std::initializer_list<inde
 void check_storage(const char* op, std::initializer_list<ArgInfo> args);
 void check_storage(const char* op, const std::vector<ArgInfo>& args);
 
+// The arguments of a call as its entry point checked them, kept for the
+// check that needs the context's lock: the user's workspace must overlap none
+// of them (check_workspace_apart, made by core/op/call.hpp's with_call).
+using Arguments = std::vector<ArgInfo>;
+
+// Throws unless the user's workspace [data, data + bytes) (Context::
+// use_workspace) overlaps none of `args`: a kernel's temporaries would
+// overwrite an input, or an output would be overwritten by them. The whole
+// buffer counts, whatever part of it the call takes.
+void check_workspace_apart(const char* op, const void* data, std::size_t bytes,
+                           const Arguments& args);
+
 std::string extents_string(const ArgInfo& a);
 
 // Where a pointer lives, as far as this build can tell: CUDA builds ask the
 // CUDA runtime (backends/cuda/memory_kind.cpp); host-only builds know only
-// host memory (src/core/memory_kind_host.cpp).
-enum class MemoryKind { Host, Device, Managed };
+// host memory (src/core/memory_kind_host.cpp). Mapped: page-locked host
+// memory that the device reaches at the host's address (cudaMallocHost,
+// cudaHostAlloc, Kokkos::CudaHostPinnedSpace): both sides can access it, as
+// both can access managed memory.
+enum class MemoryKind { Host, Device, Managed, Mapped };
 MemoryKind memory_kind(const void* ptr);
 
 // Throws unless every non-empty argument lives in memory that ExecSpace can
@@ -75,7 +90,8 @@ void check_memory_space(const char* op, std::initializer_list<ArgInfo> args) {
   for (const ArgInfo& a : args) {
     if (a.bytes == 0) continue;
     const MemoryKind kind = memory_kind(a.data);
-    const bool ok = kind == MemoryKind::Managed || (kind == MemoryKind::Device) == on_device;
+    const bool ok = kind == MemoryKind::Managed || kind == MemoryKind::Mapped ||
+                    (kind == MemoryKind::Device) == on_device;
     if (!ok) {
       throw std::invalid_argument(std::string(op) + ": argument '" + a.name +
                                   "' with extents " + extents_string(a) + " is in " +
@@ -84,6 +100,22 @@ void check_memory_space(const char* op, std::initializer_list<ArgInfo> args) {
                                   " needs " + (on_device ? "device" : "host") + " memory");
     }
   }
+}
+
+// The checks of Context::use_workspace(data, bytes), before the context takes
+// the buffer: a null pointer with bytes, memory ExecSpace cannot access
+// ('data' with extents (bytes) in check_memory_space's message).
+template <class ExecSpace>
+void check_user_workspace(const void* data, std::size_t bytes) {
+  constexpr const char* op = "llmk::Context::use_workspace";
+  if (data == nullptr && bytes != 0) {
+    throw std::invalid_argument(std::string(op) +
+                                ": argument 'data' is a null pointer but bytes = " +
+                                std::to_string(bytes) +
+                                "; (nullptr, 0) lets the context allocate its own workspace again");
+  }
+  const ArgInfo a{"data", data, bytes, 1, {index_t(bytes), 0, 0, 0}, true, false};
+  check_memory_space<ExecSpace>(op, {a});
 }
 
 }  // namespace llmk::detail

@@ -11,7 +11,10 @@
 namespace llmk::core {
 
 // Every buffer starts at a multiple of this: cuBLASLt wants 256-byte aligned
-// matrices and scratch, and Kokkos allocations are only 128-byte aligned.
+// matrices and scratch, and Kokkos allocations are only 128-byte aligned. A
+// user's buffer (Context::use_workspace) may start at any address: Workspace
+// rounds its start up, and WorkspaceSize counts the room for that, so that a
+// buffer of exactly WorkspaceSize::bytes() works wherever it lies.
 inline constexpr std::size_t kWorkspaceAlign = 256;
 
 constexpr std::size_t round_up(std::size_t bytes, std::size_t align) {
@@ -26,7 +29,7 @@ class WorkspaceSize {
     if (count > 0) bytes_ += round_up(count * sizeof(T), kWorkspaceAlign);
     return *this;
   }
-  // + room to align the block's start.
+  // + room to align the block's start (at most kWorkspaceAlign − 1 bytes).
   std::size_t bytes() const { return bytes_ == 0 ? 0 : bytes_ + kWorkspaceAlign; }
 
  private:

@@ -42,11 +42,29 @@ class Context {
   const ExecSpace& exec() const;
 
   // Hand the context memory it uses for temporaries instead of allocating:
-  // `bytes` bytes in ExecSpace's memory space, which must stay valid while
-  // the context is used. A call that needs more than that (see
-  // matmul_backward_workspace_bytes) throws std::invalid_argument before it
-  // touches any output. Without it, the context allocates on the first call
-  // that needs more than it holds and keeps the memory for later calls.
+  // `bytes` bytes that ExecSpace can access, which must stay valid while the
+  // context is used. Without it (or after use_workspace(nullptr, 0)), the
+  // context allocates on the first call that needs more than it holds and
+  // keeps the memory for later calls.
+  //  - Memory: ExecSpace's memory space, or (CUDA builds) managed memory
+  //    (Kokkos::CudaUVMSpace, cudaMallocManaged) or pinned host memory
+  //    (Kokkos::CudaHostPinnedSpace, cudaMallocHost), which both the GPU
+  //    (slowly) and the host reach: the rule of the calls' arrays. Memory
+  //    ExecSpace cannot access (a host pointer given to
+  //    Context<Kokkos::Cuda>, a device pointer to a host space), or a null
+  //    `data` with bytes > 0, throws std::invalid_argument naming 'data' and
+  //    what was expected; the context then keeps what it had.
+  //  - Any address: the calls align each temporary to 256 bytes within the
+  //    buffer (cuBLASLt's alignment), and the *_workspace_bytes queries count
+  //    the up to 255 bytes that aligning the first one takes, so a buffer of
+  //    exactly a query's bytes is enough wherever it starts.
+  //  - Size: a call that needs more than `bytes` (see
+  //    matmul_backward_workspace_bytes) throws std::invalid_argument before it
+  //    touches any output.
+  //  - Its own memory: a call with an argument (input or output) that
+  //    overlaps any byte of the buffer, whether the call needs workspace or
+  //    not, throws std::invalid_argument naming that argument, before it
+  //    touches any output.
   void use_workspace(void* data, std::size_t bytes);
   // Bytes of workspace the context holds now (allocated or given).
   std::size_t workspace_bytes() const;

@@ -26,13 +26,25 @@
 // (implementations that have them: matmul_backward_impls()).
 //
 // A call either completes or throws before it touches any output:
-//  - bad arguments (extents, element types, null pointers, aliasing, memory
-//    spaces, sizes whose products overflow, an implementation that is unknown,
-//    not available, or without the precision or math mode asked for) throw
-//    std::invalid_argument naming the argument and what was expected;
+//  - bad arguments (extents, element types, null pointers, aliasing: an
+//    output overlapping an input or another output, through any entry point,
+//    or the context's workspace (Context::use_workspace) overlapping any
+//    argument; memory the space cannot access (managed memory and pinned
+//    host memory are accessible from both sides), sizes whose products
+//    overflow, an implementation that is unknown, not available, or without
+//    the precision or math mode asked for) throw std::invalid_argument
+//    naming the argument and what was expected;
 //  - a call that cannot run (Kokkos not initialized; with Kokkos 3, an OpenMP
 //    launch from a thread other than the one that initialized Kokkos; a
 //    workspace that cannot be allocated) throws std::runtime_error.
+// Values are not checked: NaN and ±Inf in dout, inp or weight follow IEEE
+// arithmetic, without an exception. Each reaches exactly the output
+// elements whose sums include it (an Inf in dout(m, oc): dinp's row m,
+// dweight's row oc, dbias(oc); in inp(m, c): dweight's column c; in
+// weight(oc, c): dinp's column c), one ±Inf among finite terms making ±Inf
+// (NaN where IEEE makes one: Inf − Inf, Inf · 0); every other element is
+// what it would be without it. A NaN in pre_gelu makes its element of dinp
+// NaN.
 // Zero-sized dimensions are a valid no-op (with C = 0, dbias still gets Σ dout;
 // overwritten outputs are still written: zeros).
 // Any M works: implementations whose libraries count rows in `int` (OpenBLAS,

@@ -15,9 +15,15 @@
 //   Overflow      Op::overflows(): products past 2^60 elements (raw pointers;
 //                 the arrays behind them are small: nothing may be touched)
 //   Aliasing      each output sharing memory with each other argument (the
-//                 same address, and overlapping by one element)
+//                 same address, and overlapping by one element), through
+//                 the rank-2 and rank-3 views and the raw pointers
+//   WorkspaceOverlap  the context's workspace (Context::use_workspace) in
+//                 the memory of each argument (from its first byte, and from
+//                 its last)
 //   Accepted      what must not be refused: inputs sharing memory (in some
-//                 variant), all arguments adjacent in one buffer
+//                 variant), all arguments adjacent in one buffer, the
+//                 context's workspace ending where they start, and starting
+//                 where they end
 //   ElementTypes  in each configuration of element types: an input of another
 //                 type than the first of its group ('inp' is bf16 but dout is
 //                 float32), and each role in the other type where that makes
@@ -41,6 +47,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -63,6 +70,8 @@ class BadCall {
   std::vector<std::int64_t>& dims() { return dims_; }
   typename Op::Options& options() { return options_; }
   Entry entry = Entry::Rank2Views;
+  // The context of the call (nullptr: the space's implicit one).
+  llmk::Context<Space>* context = nullptr;
 
   // Argument i is a new array of `elements` elements of `dtype` (values
   // random); returns it.
@@ -89,7 +98,7 @@ class BadCall {
   void expect_refused(const std::vector<std::string>& fragments) {
     const std::vector<std::vector<float>> before = snapshot();
     try {
-      call_with<Op, Space>(entry, specs_, data_, dims_, options_);
+      call();
       ADD_FAILURE() << "no exception thrown";
     } catch (const std::invalid_argument& e) {
       for (const std::string& f : fragments) EXPECT_THAT(e.what(), ::testing::HasSubstr(f));
@@ -101,7 +110,7 @@ class BadCall {
       EXPECT_TRUE(bitwise_equal(name(i).c_str(), after[i], before[i])) << "written by a refused call";
   }
 
-  void call() const { call_with<Op, Space>(entry, specs_, data_, dims_, options_); }
+  void call() const { call_with<Op, Space>(entry, specs_, data_, dims_, options_, context); }
 
   const DeviceProblem<Op, Space>& problem() const { return d_; }
 
@@ -265,29 +274,63 @@ void check_overflow(const typename Op::Shape& shape, const Overflow& overflow) {
 }
 
 // Output o at the same address as argument x, then overlapping the last
-// element of x.
+// element of x, through each entry point (the views' and the raw pointers').
 template <class Op, class Space>
 void check_aliasing(const typename Op::Shape& shape, std::size_t o, std::size_t x) {
+  for (const bool partial : {false, true})
+    for (const Entry entry : {Entry::Rank2Views, Entry::Rank3Views, Entry::RawPointers}) {
+      SCOPED_TRACE(std::string(partial ? "overlapping by one element" : "the same address") +
+                   ", entry " + entry_test_name(entry));
+      for_both_updates<Op, Space>(shape, Precision::fp32, [&](BadCall<Op, Space>& bad) {
+        bad.entry = entry;
+        const ArgSpec& so = bad.specs()[o];
+        const ArgSpec& sx = bad.specs()[x];
+        // Floats enough for both (an element is at most 4 bytes).
+        const std::int64_t n = so.elements() + sx.elements();
+        const GuardedArray<Space>& shared = bad.buffer(n);
+        auto* base = static_cast<unsigned char*>(shared.raw());
+        const std::size_t o_elem = so.dtype == llmk::DType::f32 ? 4 : 2;
+        bad.data()[x] = base;
+        bad.data()[o] = partial ? base + sx.bytes() - o_elem : base;
+        bad.expect_refused({"'" + so.name + "'", "'" + sx.name + "'", "overlaps"});
+      });
+    }
+}
+
+// The bytes of a workspace that a test gives a context: what the query says
+// the call needs, and at least 64 (a workspace to overlap, also where the
+// call needs none: the check does not depend on it).
+template <class Op, class Space>
+std::size_t test_workspace_bytes(const typename Op::Shape& shape, const typename Op::Options& o) {
+  return std::max<std::size_t>(Op::template workspace_bytes<Space>(shape, o, Precision::fp32), 64);
+}
+
+// A context's workspace (Context::use_workspace) in the memory of argument x:
+// from x's first byte, then from its last one (an odd address), refused
+// naming x before any write (the workspace's bytes too: they lie in one of
+// the call's arrays). Through the views and the raw pointers in turn.
+template <class Op, class Space>
+void check_workspace_overlap(const typename Op::Shape& shape, std::size_t x) {
   for (const bool partial : {false, true}) {
-    SCOPED_TRACE(partial ? "overlapping by one element" : "the same address");
+    SCOPED_TRACE(partial ? "from the argument's last byte" : "at the argument's address");
     for_both_updates<Op, Space>(shape, Precision::fp32, [&](BadCall<Op, Space>& bad) {
-      const ArgSpec& so = bad.specs()[o];
+      bad.entry = partial ? Entry::RawPointers : Entry::Rank2Views;
       const ArgSpec& sx = bad.specs()[x];
-      // Floats enough for both (an element is at most 4 bytes).
-      const std::int64_t n = so.elements() + sx.elements();
-      const GuardedArray<Space>& shared = bad.buffer(n);
+      const std::size_t bytes = test_workspace_bytes<Op, Space>(shape, bad.options());
+      const GuardedArray<Space>& shared = bad.buffer(sx.elements() + std::int64_t(bytes / 4) + 1);
       auto* base = static_cast<unsigned char*>(shared.raw());
-      const std::size_t x_bytes = std::size_t(sx.elements()) * (sx.dtype == llmk::DType::f32 ? 4 : 2);
-      const std::size_t o_elem = so.dtype == llmk::DType::f32 ? 4 : 2;
       bad.data()[x] = base;
-      bad.data()[o] = partial ? base + x_bytes - o_elem : base;
-      bad.expect_refused({"'" + so.name + "'", "'" + sx.name + "'", "overlaps"});
+      llmk::Context<Space> ctx{Space()};
+      ctx.use_workspace(partial ? base + sx.bytes() - 1 : base, bytes);
+      bad.context = &ctx;
+      bad.expect_refused({"workspace", "overlaps argument '" + sx.name + "'"});
     });
   }
 }
 
-// Inputs that share memory, and arguments adjacent in one buffer, are fine;
-// returns how many pairs of inputs shared memory.
+// Inputs that share memory, and arguments adjacent in one buffer (and the
+// context's workspace adjacent to them) are fine; returns how many pairs of
+// inputs shared memory.
 template <class Op, class Space>
 int check_accepted(const typename Op::Shape& shape) {
   const typename Op::Problem p = Op::make(shape, 3, Precision::fp32);
@@ -306,32 +349,47 @@ int check_accepted(const typename Op::Shape& shape) {
       call.data()[ins[b]] = call.data()[ins[a]];
       EXPECT_NO_THROW(call.call());
     }
-  // Every argument back to back in one float buffer (fp32: all float).
-  std::vector<float> all;
+  // Every argument back to back in one float buffer (fp32: all float),
+  // between two workspaces (NaN: a call must not depend on what they held):
+  // the context's right before the first argument, then right after the last.
+  BadCall<Op, Space> call(p, none);
+  const std::size_t workspace_bytes = test_workspace_bytes<Op, Space>(shape, call.options());
+  const std::size_t workspace_floats = (workspace_bytes + 3) / 4;
+  std::vector<float> all(workspace_floats, std::numeric_limits<float>::quiet_NaN());
   std::vector<std::size_t> offset;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     EXPECT_EQ(specs[i].dtype, llmk::DType::f32) << specs[i].name << " is not float in fp32";
     offset.push_back(all.size());
     all.insert(all.end(), Op::values(p, i).begin(), Op::values(p, i).end());
   }
-  BadCall<Op, Space> call(p, none);
+  const std::size_t after = all.size();
+  all.resize(after + workspace_floats, std::numeric_limits<float>::quiet_NaN());
   const GuardedArray<Space>& buffer = call.buffer(std::int64_t(all.size()));
-  buffer.upload(Space(), all);
-  for (std::size_t i = 0; i < specs.size(); ++i)
-    call.data()[i] = static_cast<float*>(buffer.raw()) + offset[i];
-  EXPECT_NO_THROW(call.call()) << "adjacent arrays refused";
-  std::vector<float> got;
-  EXPECT_TRUE(buffer.download("buffer", got));
-  Outputs r;
-  for (std::size_t i : output_indices(specs))
-    r.emplace_back(got.begin() + std::ptrdiff_t(offset[i]),
-                   got.begin() + std::ptrdiff_t(offset[i] + Op::values(p, i).size()));
-  expect_matches_reference<Op>(specs, r, Op::reference(p, none), Precision::fp32, false);
-  for (std::size_t i : ins)
-    EXPECT_TRUE(bitwise_equal(specs[i].name.c_str(),
-                              std::vector<float>(got.begin() + std::ptrdiff_t(offset[i]),
-                                                 got.begin() + std::ptrdiff_t(offset[i] + Op::values(p, i).size())),
-                              Op::values(p, i)));
+  float* const base = static_cast<float*>(buffer.raw());
+  for (std::size_t i = 0; i < specs.size(); ++i) call.data()[i] = base + offset[i];
+  for (const bool before : {true, false}) {
+    SCOPED_TRACE(before ? "the workspace ending where the first argument starts"
+                        : "the workspace starting where the last argument ends");
+    buffer.upload(Space(), all);
+    unsigned char* const workspace =
+        before ? reinterpret_cast<unsigned char*>(base + workspace_floats) - workspace_bytes
+               : reinterpret_cast<unsigned char*>(base + after);
+    llmk::Context<Space> ctx{Space()};
+    ctx.use_workspace(workspace, workspace_bytes);
+    call.context = &ctx;
+    EXPECT_NO_THROW(call.call()) << "adjacent arrays refused";
+    std::vector<float> got;
+    EXPECT_TRUE(buffer.download("buffer", got));
+    const auto part = [&](std::size_t i) {
+      const auto first = got.begin() + std::ptrdiff_t(offset[i]);
+      return std::vector<float>(first, first + std::ptrdiff_t(Op::values(p, i).size()));
+    };
+    Outputs r;
+    for (std::size_t i : output_indices(specs)) r.push_back(part(i));
+    expect_matches_reference<Op>(specs, r, Op::reference(p, none), Precision::fp32, false);
+    for (std::size_t i : ins)
+      EXPECT_TRUE(bitwise_equal(specs[i].name.c_str(), part(i), Op::values(p, i)));
+  }
   return pairs;
 }
 
@@ -481,6 +539,11 @@ void register_bad_input_tests(const std::string& variant) {
           "output " + specs[o].name + " in the memory of " + specs[x].name,
           [=] { check_aliasing<Op, Space>(shape, o, x); });
     }
+  for (std::size_t x = 0; x < specs.size(); ++x)
+    if (specs[x].elements() > 0)
+      add("WorkspaceOverlap_" + specs[x].name,
+          "the context's workspace in the memory of " + specs[x].name,
+          [=] { check_workspace_overlap<Op, Space>(shape, x); });
   for (Precision precision : type_configurations<Op>(shape)) {
     const std::string pname = precision_test_name(precision);
     const std::vector<ArgSpec> ps = Op::args(shape, precision);

@@ -139,6 +139,9 @@ struct ArgSpec {
     for (std::int64_t e : rank2) n *= e;
     return n;
   }
+  std::size_t bytes() const {
+    return std::size_t(elements()) * (dtype == llmk::DType::f32 ? 4 : 2);
+  }
   // Columns of a rank-2 output, for messages ((row, col) of the worst element).
   std::int64_t cols() const { return rank2.size() == 2 ? rank2[1] : 0; }
 };

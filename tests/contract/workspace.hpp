@@ -13,12 +13,19 @@
 //                asked for each, as the bytes may depend on the updates); the
 //                same context with the full size then works (skipped where
 //                an implementation needs no workspace)
+//   Misaligned   exactly Op::workspace_bytes bytes at an address one past a
+//                multiple of 256 (the most the call's alignment of its
+//                temporaries can take of it: 255 bytes), accumulated and
+//                poisoned and overwritten: the results of the reference,
+//                the guard bytes around the buffer as they were, nothing
+//                allocated (skipped where an implementation needs no workspace)
 #pragma once
 
 #include "contract/device_problem.hpp"
 
 #include <gmock/gmock.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 
@@ -117,26 +124,75 @@ bool check_one_byte_less(const ImplPrecision& ip, const typename Op::Shape& shap
   return tested;
 }
 
+// `tested` set where a workspace was tested (none needed: left as it was).
 template <class Op, class Space>
-void check_workspace(const ImplPrecision& ip, bool exact) {
+void check_misaligned(const ImplPrecision& ip, const typename Op::Shape& shape, bool& tested) {
+  const ImplCatalog cat = Op::template catalog<Space>();
+  const typename Op::Problem clean = Op::make(shape, 2024, ip.precision);
+  const std::vector<ArgSpec> specs = Op::args(clean.shape, clean.precision);
+  const std::size_t n_out = output_indices(specs).size();
+  for (const Overwrites& o : {Overwrites(n_out, false), Overwrites(n_out, true)}) {
+    SCOPED_TRACE(shape.name + ": " + describe_overwrites(specs, o));
+    const typename Op::Options options = Op::options(ip.impl, ip.precision, o);
+    const std::size_t bytes =
+        Op::template workspace_bytes<Space>(clean.shape, options, ip.precision);
+    if (bytes == 0) continue;
+    tested = true;
+    // Guard bytes of 0xa5 around the workspace, which starts 1 past a
+    // multiple of 256 (its interior 0xff: NaN as float or double).
+    constexpr std::size_t align = 256, guard = 256;
+    Kokkos::View<unsigned char*, typename Space::device_type> buffer("user workspace",
+                                                                     bytes + 2 * guard + align);
+    const auto address = reinterpret_cast<std::uintptr_t>(buffer.data() + guard);
+    const std::size_t start = guard + (align + 1 - address % align) % align;
+    Kokkos::deep_copy(buffer, (unsigned char)0xa5);
+    Kokkos::deep_copy(Kokkos::subview(buffer, std::make_pair(start, start + bytes)),
+                      (unsigned char)0xff);
+    const typename Op::Problem p = poisoned<Op>(clean, o);
+    llmk::Context<Space> ctx{Space()};
+    ctx.use_workspace(buffer.data() + start, bytes);
+    const DeviceProblem<Op, Space> d(p);
+    d.call(Entry::Rank2Views, options, &ctx);
+    Outputs r;
+    ASSERT_TRUE(d.download(p, r));
+    EXPECT_EQ(ctx.workspace_bytes(), bytes) << "the context allocated instead of using the buffer";
+    expect_matches_reference<Op>(clean, o, r, Op::reference(clean, o),
+                                 promises_rounding_once(cat, ip.impl, ip.precision));
+    const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), buffer);
+    for (std::size_t i = 0; i < start; ++i)
+      ASSERT_EQ(h(i), 0xa5) << "byte " << start - i << " before the workspace was written";
+    for (std::size_t i = start + bytes; i < h.extent(0); ++i)
+      ASSERT_EQ(h(i), 0xa5) << "byte " << i - start - bytes << " after the workspace was written";
+  }
+}
+
+enum class WorkspaceCase { ExactBytes, OneByteLess, Misaligned };
+
+template <class Op, class Space>
+void check_workspace(const ImplPrecision& ip, WorkspaceCase c) {
   bool tested = false;
   for (const typename Op::Shape& shape : variant_shapes<Op>(Op::workspace_shapes())) {
     SCOPED_TRACE(shape.name);
-    if (exact)
+    if (c == WorkspaceCase::ExactBytes)
       check_exact_workspace<Op, Space>(ip, shape);
-    else
+    else if (c == WorkspaceCase::OneByteLess)
       tested = check_one_byte_less<Op, Space>(ip, shape) || tested;
+    else
+      check_misaligned<Op, Space>(ip, shape, tested);
   }
-  if (!exact && !tested) GTEST_SKIP() << ip.impl << " needs no workspace at these shapes";
+  if (c != WorkspaceCase::ExactBytes && !tested)
+    GTEST_SKIP() << ip.impl << " needs no workspace at these shapes";
 }
 
 template <class Op, class Space>
 void register_workspace_tests() {
   for (const ImplPrecision& ip : impl_precisions_of<Op, Space>()) {
     add_test(Op::name(), "Workspace", "ExactBytes_" + case_name(ip), case_description(ip),
-             [=] { check_workspace<Op, Space>(ip, true); });
+             [=] { check_workspace<Op, Space>(ip, WorkspaceCase::ExactBytes); });
     add_test(Op::name(), "Workspace", "OneByteLess_" + case_name(ip), case_description(ip),
-             [=] { check_workspace<Op, Space>(ip, false); });
+             [=] { check_workspace<Op, Space>(ip, WorkspaceCase::OneByteLess); });
+    add_test(Op::name(), "Workspace", "Misaligned_" + case_name(ip), case_description(ip),
+             [=] { check_workspace<Op, Space>(ip, WorkspaceCase::Misaligned); });
   }
 }
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <core/context_state.hpp>
+#include <core/validate.hpp>
 #include <core/workspace.hpp>
 #include <llmk/compat.hpp>
 
@@ -113,11 +114,13 @@ void run_chunked(Call<ExecSpace, Options>& call, const Problem& p) {
 
 // Runs f(call) with everything a call needs acquired first, in the order that
 // lets a call fail before its first write: Kokkos can launch from here; the
-// locks (the context's; with Kokkos 3's host spaces, the space's); the
-// workspace (allocated now if the context holds less).
+// locks (the context's; with Kokkos 3's host spaces, the space's); a user's
+// workspace apart from the call's arguments `args` (as its entry point
+// checked them); the workspace (allocated now if the context holds less).
 template <class ExecSpace, class Options, class F>
 void with_call(const char* op, detail::ContextState<ExecSpace>& ctx,
-               std::size_t workspace_bytes, const Options& options, F&& f) {
+               std::size_t workspace_bytes, const detail::Arguments& args,
+               const Options& options, F&& f) {
   const char* why = nullptr;
   if (!compat::can_launch_here<ExecSpace>(why))
     throw std::runtime_error(std::string(op) + " on " + ExecSpace::name() + " cannot run: " + why);
@@ -125,17 +128,19 @@ void with_call(const char* op, detail::ContextState<ExecSpace>& ctx,
   if constexpr (compat::instances_share_state<ExecSpace>)
     shared_lock = std::unique_lock<std::mutex>(detail::shared_state_mutex<ExecSpace>());
   const std::lock_guard<std::mutex> lock(ctx.mutex());
+  ctx.check_workspace_apart(op, args);
   Workspace workspace = ctx.workspace(workspace_bytes);
   Call<ExecSpace, Options> call{ctx.exec(), ctx, workspace, options};
   f(call);
 }
 
-// A whole call of implementation I: its limits, its workspace, the lock, the
-// chunks.
+// A whole call of implementation I on problem p, whose arguments are `args`:
+// its limits, its workspace, the lock, the chunks.
 template <class Op, class I, class ExecSpace, class P, class Problem, class Options>
-void run_impl(detail::ContextState<ExecSpace>& ctx, const Problem& p, const Options& options) {
+void run_impl(detail::ContextState<ExecSpace>& ctx, const Problem& p,
+              const detail::Arguments& args, const Options& options) {
   check_limits<Op, I>(p.sizes());
-  with_call(Op::name, ctx, workspace_of<Op, I, ExecSpace, P>(p.sizes()), options,
+  with_call(Op::name, ctx, workspace_of<Op, I, ExecSpace, P>(p.sizes()), args, options,
             [&](Call<ExecSpace, Options>& call) { run_chunked<Op, I>(call, p); });
 }
 

@@ -44,6 +44,7 @@ struct Operands {
   TensorRef<ExecSpace> dqkv;
   ConstTensorRef<ExecSpace> dout, qkv, att;
   index_t B = 0, T = 0, C = 0, NH = 1;
+  detail::Arguments args;  // as checked: the user workspace must overlap none
 };
 
 // att fixes B, NH and T; qkv's last extent C (as 3C; dout's last extent
@@ -74,6 +75,7 @@ Operands<ExecSpace> validated(const Out<ExecSpace>& dqkv, const In<ExecSpace>& d
   detail::check_storage(kOpName, args);
   detail::check_memory_space<ExecSpace>(kOpName, args);
   Operands<ExecSpace> o;
+  o.args = args;
   o.dqkv = core::op::flattened(dqkv, M, 3 * C);
   o.dout = core::op::flattened(dout, M, C);
   o.qkv = core::op::flattened(qkv, M, 3 * C);
@@ -114,7 +116,8 @@ void dispatch(Context<ExecSpace>& ctx, const Operands<ExecSpace>& o,
     using P = typename decltype(ptag)::type;
     const Problem<ExecSpace, P> p = typed_problem<ExecSpace, P>(o, options);
     core::op::with_impl<Op, ExecSpace, P>(options.impl, options.math, p.sizes(), [&](auto tag) {
-      core::op::run_impl<Op, typename decltype(tag)::type, ExecSpace, P>(ctx.state(), p, options);
+      using I = typename decltype(tag)::type;
+      core::op::run_impl<Op, I, ExecSpace, P>(ctx.state(), p, o.args, options);
     });
   });
 }

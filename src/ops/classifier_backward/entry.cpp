@@ -27,6 +27,7 @@ struct Operands {
   const std::int32_t* targets = nullptr;
   float dloss_value = 1.0f;
   index_t M = 0, V = 0, Vp = 0;
+  detail::Arguments args;  // as checked: the user workspace must overlap none
 };
 
 template <class ExecSpace>
@@ -103,6 +104,7 @@ Operands<ExecSpace> validated(const Out<ExecSpace>& dlogits, const Out<ExecSpace
                                 ": dlogits is logits' own array but of another element type");
   }
   Operands<ExecSpace> o;
+  o.args = args;
   o.dlogits = core::op::flattened(dlogits, M, Vp);
   o.logits = core::op::flattened(logits, M, Vp);
   o.losses = core::op::flattened(losses, M);
@@ -165,7 +167,7 @@ void dispatch(Context<ExecSpace>& ctx, const Operands<ExecSpace>& o,
       using I = typename decltype(tag)::type;
       core::op::check_limits<Op, I>(p.sizes());
       core::op::with_call(Op::name, ctx.state(), core::op::workspace_of<Op, I, ExecSpace, P>(p.sizes()),
-                          options, [&](Call<ExecSpace>& call) {
+                          o.args, options, [&](Call<ExecSpace>& call) {
                             if (options.check_targets)
                               check_targets(call.exec, p.args.targets, p.args.V);
                             core::op::run_chunked<Op, I>(call, p);

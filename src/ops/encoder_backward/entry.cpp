@@ -21,6 +21,7 @@ struct Operands {
   ConstTensorRef<ExecSpace> dout;  // (M, C)
   TokensView<ExecSpace> tokens;    // (B, T)
   index_t B = 0, T = 0, C = 0, V = 0;
+  detail::Arguments args;  // as checked: the user workspace must overlap none
 };
 
 template <class ExecSpace>
@@ -51,6 +52,7 @@ Operands<ExecSpace> validated(const Out<ExecSpace>& dwte, const Out<ExecSpace>& 
   detail::check_storage(kOpName, args);
   detail::check_memory_space<ExecSpace>(kOpName, args);
   Operands<ExecSpace> o;
+  o.args = args;
   o.dwte = dwte, o.dwpe = dwpe, o.tokens = tokens;
   o.dout = core::op::flattened(dout, B * T, C);
   o.B = B, o.T = T, o.C = C, o.V = V;
@@ -89,7 +91,8 @@ void dispatch(Context<ExecSpace>& ctx, const Operands<ExecSpace>& o,
     using P = typename decltype(ptag)::type;
     const Problem<ExecSpace, P> p = typed_problem<ExecSpace, P>(o, options);
     core::op::with_impl<Op, ExecSpace, P>(options.impl, Math::fp32, p.sizes(), [&](auto tag) {
-      core::op::run_impl<Op, typename decltype(tag)::type, ExecSpace, P>(ctx.state(), p, options);
+      using I = typename decltype(tag)::type;
+      core::op::run_impl<Op, I, ExecSpace, P>(ctx.state(), p, o.args, options);
     });
   });
 }

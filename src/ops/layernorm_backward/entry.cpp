@@ -23,6 +23,7 @@ struct Operands {
   TensorRef<ExecSpace> dinp, dweight, dbias;
   ConstTensorRef<ExecSpace> dout, inp, weight, mean, rstd;
   index_t M = 0, C = 0;
+  detail::Arguments args;  // as checked: the user workspace must overlap none
 };
 
 template <class ExecSpace>
@@ -68,6 +69,7 @@ Operands<ExecSpace> validated(const Out<ExecSpace>& dinp, const Out<ExecSpace>& 
   detail::check_storage(kOpName, args);
   detail::check_memory_space<ExecSpace>(kOpName, args);
   Operands<ExecSpace> o;
+  o.args = args;
   o.dinp = core::op::flattened(dinp, M, C);
   o.dweight = dweight;
   o.dbias = dbias;
@@ -123,7 +125,8 @@ void dispatch(Context<ExecSpace>& ctx, const Operands<ExecSpace>& o,
     using P = typename decltype(ptag)::type;
     const Problem<ExecSpace, P> p = typed_problem<ExecSpace, P>(o, options);
     core::op::with_impl<Op, ExecSpace, P>(options.impl, Math::fp32, p.sizes(), [&](auto tag) {
-      core::op::run_impl<Op, typename decltype(tag)::type, ExecSpace, P>(ctx.state(), p, options);
+      using I = typename decltype(tag)::type;
+      core::op::run_impl<Op, I, ExecSpace, P>(ctx.state(), p, o.args, options);
     });
   });
 }

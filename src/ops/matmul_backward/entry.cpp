@@ -24,6 +24,7 @@ struct Operands {
   TensorRef<ExecSpace> dinp, dweight, dbias;
   ConstTensorRef<ExecSpace> dout, inp, weight, pre_gelu;
   index_t M = 0, C = 0, OC = 0;
+  detail::Arguments args;  // as checked: the user workspace must overlap none
 };
 
 // --- element types ------------------------------------------------------------
@@ -75,7 +76,8 @@ void dispatch(Context<ExecSpace>& ctx, const Operands<ExecSpace>& o,
     using P = typename decltype(ptag)::type;
     const Problem<ExecSpace, P> p = typed_problem<ExecSpace, P>(o, options);
     core::op::with_impl<Op, ExecSpace, P>(options.impl, options.math, p.sizes(), [&](auto tag) {
-      core::op::run_impl<Op, typename decltype(tag)::type, ExecSpace, P>(ctx.state(), p, options);
+      using I = typename decltype(tag)::type;
+      core::op::run_impl<Op, I, ExecSpace, P>(ctx.state(), p, o.args, options);
     });
   });
 }
@@ -129,6 +131,7 @@ Operands<ExecSpace> validated(const TensorRef<ExecSpace>& dinp, const TensorRef<
   detail::check_storage(kOpName, args);
   detail::check_memory_space<ExecSpace>(kOpName, args);
   Operands<ExecSpace> o;
+  o.args = args;
   o.dinp = core::op::flattened(dinp, M, C);
   o.dweight = dweight;
   o.dbias = dbias;
@@ -277,7 +280,8 @@ void matmul_backward_bias_pass(Context<ExecSpace>& ctx, const Out<ExecSpace>& db
             run_bias_pass(I::bias, call, typed_dbias, typed_dout,
                           options.dbias_update == Update::overwrite);
         };
-        core::op::with_call(kOpName, ctx.state(), size.bytes(), options, bias_pass);
+        core::op::with_call(kOpName, ctx.state(), size.bytes(), detail::Arguments(args), options,
+                            bias_pass);
       }
     });
   });
