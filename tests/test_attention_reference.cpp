@@ -280,7 +280,24 @@ const char* plant_name(Plant plant) {
 // range), then dq, dk, dv as float sums in order, α once (float 1/√HS);
 // each element of dqkv is its float sum (+ its old value), rounded once to
 // bf16 in a bf16 problem.
-std::vector<float> simulate(const HostProblem& p, bool overwrite, Plant plant) {
+// The products' operands as tensor cores may see them: float (none), TF32
+// (10 mantissa bits, to nearest) or bf16 (7 bits): what Math::tf32 must do,
+// and what a silent switch to bf16 math would.
+enum class Operands { float32, tf32, bf16 };
+float seen_as(Operands o, float x) {
+  if (o == Operands::bf16) return ref::round_to_bf16(x);
+  if (o == Operands::float32 || !std::isfinite(x)) return x;
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  u += 0xFFFu + ((u >> 13) & 1u);  // to nearest, ties to even, at bit 13
+  u &= ~0x1FFFu;
+  std::memcpy(&x, &u, sizeof u);
+  return x;
+}
+
+std::vector<float> simulate(const HostProblem& p, bool overwrite, Plant plant,
+                            Operands operands = Operands::float32) {
+  const auto r = [operands](float x) { return seen_as(operands, x); };
   const Shape& s = p.shape;
   const i64 T = s.T, HS = s.HS();
   const float alpha = float(1.0 / std::sqrt(double(HS)));
@@ -304,8 +321,8 @@ std::vector<float> simulate(const HostProblem& p, bool overwrite, Plant plant) {
           if (!in_range(t, u)) continue;
           float datt = 0.0f;
           for (i64 d = 0; d < HS; ++d)
-            datt += p.dout[std::size_t((b * T + t) * s.C + h * HS + d)] *
-                    p.qkv[std::size_t(at_qkv(s, b, u, 2, h, d))];
+            datt += r(p.dout[std::size_t((b * T + t) * s.C + h * HS + d)]) *
+                    r(p.qkv[std::size_t(at_qkv(s, b, u, 2, h, d))]);
           dpre[std::size_t(t * T + u)] = datt;
           drow += att[std::size_t(t * T + u)] * datt;
         }
@@ -325,7 +342,7 @@ std::vector<float> simulate(const HostProblem& p, bool overwrite, Plant plant) {
         for (i64 u = 0; u < T; ++u) {
           if (in_range(t, u)) {
             const float* k = p.qkv.data() + at_qkv(s, b, u, 1, h, 0);
-            for (i64 d = 0; d < HS; ++d) dq[d] += dpre[std::size_t(t * T + u)] * k[d];
+            for (i64 d = 0; d < HS; ++d) dq[d] += r(dpre[std::size_t(t * T + u)]) * r(k[d]);
           }
           if (in_range(u, t)) {
             const float dp = plant == Plant::dk_untransposed ? dpre[std::size_t(t * T + u)]
@@ -333,8 +350,8 @@ std::vector<float> simulate(const HostProblem& p, bool overwrite, Plant plant) {
             const float* q = p.qkv.data() + at_qkv(s, b, u, 0, h, 0);
             const float* g = p.dout.data() + (b * T + u) * s.C + h * HS;
             for (i64 d = 0; d < HS; ++d) {
-              dk[d] += dp * q[d];
-              dv[d] += att[std::size_t(u * T + t)] * g[d];
+              dk[d] += r(dp) * r(q[d]);
+              dv[d] += r(att[std::size_t(u * T + t)]) * r(g[d]);
             }
           }
         }
@@ -383,6 +400,38 @@ void check_tolerance(const Shape& s, const std::vector<bool>& updates = {false, 
 class AttentionToleranceIsTight : public ::testing::TestWithParam<Shape> {};
 TEST_P(AttentionToleranceIsTight, SimulatedResults) { check_tolerance(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(TestShapes, AttentionToleranceIsTight,
+                         ::testing::ValuesIn(at::test_shapes()), shape_name);
+
+// Math::tf32's tolerance separates what it names (issue 16, item 1): float
+// arrays, each product's operands rounded as TF32 tensor cores read them
+// pass kTf32Tolerance, accumulated and overwritten, and fail float32's;
+// rounded to bf16 (a silent switch to bf16 math), overwritten, they fail
+// kTf32Tolerance (accumulated, the initial values dilute the error below
+// it: compare.hpp).
+class AttentionTf32ToleranceSeparates : public ::testing::TestWithParam<Shape> {};
+TEST_P(AttentionTf32ToleranceSeparates, SimulatedOperands) {
+  const Shape& s = GetParam();
+  const HostProblem p = at::make_problem(s, 2024, Precision::fp32);
+  const double tol = at::tolerance(Precision::tf32);
+  for (const bool overwrite : {false, true}) {
+    const std::vector<double> g = at::reference_backward(p, overwrite);
+    const ref::Comparison tf32 =
+        ref::compare("dqkv", simulate(p, overwrite, Plant::none, Operands::tf32), g, 3 * s.C, tol);
+    const ref::Comparison as_fp32 = ref::compare(
+        "dqkv", simulate(p, overwrite, Plant::none, Operands::tf32), g, 3 * s.C,
+        at::tolerance(Precision::fp32));
+    const ref::Comparison bf16 =
+        ref::compare("dqkv", simulate(p, overwrite, Plant::none, Operands::bf16), g, 3 * s.C, tol);
+    std::printf("%-10s %-10s TF32 operands %.2e, bf16 operands %.2e (tolerance %.2e)\n",
+                s.name.c_str(), overwrite ? "overwrite" : "accumulate", tf32.rel_l2, bf16.rel_l2, tol);
+    EXPECT_TRUE(tf32.ok) << tf32.message;
+    if (s.T > 1) {  // T = 1: dq = dk = 0, dv = dout exactly (one term): no product rounds
+      EXPECT_FALSE(as_fp32.ok) << "TF32 operands pass float32's tolerance: " << as_fp32.message;
+      if (overwrite) EXPECT_FALSE(bf16.ok) << "bf16 operands pass TF32's tolerance: " << bf16.message;
+    }
+  }
+}
+INSTANTIATE_TEST_SUITE_P(TestShapes, AttentionTf32ToleranceSeparates,
                          ::testing::ValuesIn(at::test_shapes()), shape_name);
 
 // GPT-2's T = 1024 (one sequence; label `large`), accumulated only.
