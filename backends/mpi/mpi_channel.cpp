@@ -31,8 +31,6 @@ void bf16_sum(void* in, void* inout, int* length, MPI_Datatype*) {
   for (int i = 0; i < *length; ++i) b[i] = bf16(float(a[i]) + float(b[i]));
 }
 
-std::size_t element_bytes(DType t) { return t == DType::f32 ? sizeof(float) : sizeof(bf16); }
-
 // MPI counts are int: an all-reduce goes in pieces of at most 2³⁰ elements.
 constexpr std::size_t kPiece = std::size_t(1) << 30;
 
@@ -78,7 +76,7 @@ class MpiChannel final : public detail::Channel<ExecSpace> {
         for (std::size_t first = 0; first < b.count; first += kPiece) {
           const int n = int(std::min(kPiece, b.count - first));
           requests_.emplace_back();
-          check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data + first * element_bytes(b.type), n, type,
+          check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data + first * detail::element_bytes(b.type), n, type,
                                    sum, comm_, &requests_.back()),
                     "MPI_Iallreduce");
         }
@@ -134,7 +132,7 @@ class MpiChannel final : public detail::Channel<ExecSpace> {
   // The shard moved to its place (reduce_scatter), the average taken.
   void finish(const Finish& f) const {
     const GradientBuffer& b = f.buffer;
-    const std::size_t bytes = element_bytes(b.type);
+    const std::size_t bytes = detail::element_bytes(b.type);
     std::size_t first = 0, count = b.count;
     if (f.options.collective == Collective::reduce_scatter) {
       count = b.count / std::size_t(size_);

@@ -22,8 +22,6 @@ void check_nccl(ncclResult_t status, const char* call) {
   }
 }
 
-std::size_t element_bytes(DType t) { return t == DType::f32 ? sizeof(float) : sizeof(bf16); }
-
 class NcclChannel final : public detail::Channel<Kokkos::Cuda> {
  public:
   NcclChannel(const Kokkos::Cuda& exec, ncclComm_t comm) : exec_(exec), comm_(comm) {
@@ -66,7 +64,8 @@ class NcclChannel final : public detail::Channel<Kokkos::Cuda> {
       } else {
         // In place: the rank's shard of the buffer is its output.
         const std::size_t shard = b.count / std::size_t(size_);
-        void* const own = static_cast<char*>(b.data) + shard * std::size_t(rank_) * element_bytes(b.type);
+        void* const own = static_cast<char*>(b.data) +
+                          shard * std::size_t(rank_) * detail::element_bytes(b.type);
         status = ncclReduceScatter(b.data, own, shard, type, op, comm_, stream_);
       }
     }

@@ -8,11 +8,15 @@
 
 #include <llmk/gradient_reducer.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace llmk::detail {
+
+// Bytes of one element of a gradient buffer.
+constexpr std::size_t element_bytes(DType t) { return t == DType::f32 ? sizeof(float) : sizeof(bf16); }
 
 template <class ExecSpace>
 class Channel {

@@ -15,10 +15,8 @@ namespace {
 
 constexpr const char* kOp = "llmk::GradientReducer";
 
-std::size_t element_bytes(DType t) { return t == DType::f32 ? sizeof(float) : sizeof(bf16); }
-
 detail::ArgInfo buffer_info(const GradientBuffer& b) {
-  return {b.name.c_str(), b.data, b.count * element_bytes(b.type), 1,
+  return {b.name.c_str(), b.data, b.count * detail::element_bytes(b.type), 1,
           {index_t(b.count), 0, 0, 0}, true, true};
 }
 
