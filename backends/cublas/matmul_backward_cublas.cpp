@@ -1,6 +1,7 @@
 // "cublas" and "cublas_serial": two cublasGemmEx_64 calls on the context's
 // stream (inputs float or bf16, outputs of the gradient's own type, float
-// accumulation), the dinp output route of cublas_dinp_route, and the shared
+// accumulation; the dinp GEMM through cuBLASLt's DGELU where
+// cublas_dgelu_applies), the dinp output route of cublas_dinp_route, and the shared
 // column_sums kernel for dbias: for "cublas" on the context's second stream
 // while the GEMMs run (the bias pass only reads dout, which the GEMMs only
 // read too; it writes dbias and its own workspace partials, which nothing
@@ -8,6 +9,7 @@
 // matmul_backward_cublas_common.hpp, through the wrapper's GemmEx (gemm.hpp).
 #include "matmul_backward_cublas_common.hpp"
 
+#include <optional>
 #include <type_traits>
 
 namespace llmk::op::matmul_backward {
@@ -21,8 +23,25 @@ void cublas_gemmex_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p, Bi
   const auto& handle = call.ctx.template resource<backends::CublasHandle>();
   backends::SideStream* const side = side_stream(call, where, p.has_bias());
   DinpOutput<P> dinp(p, call.workspace);
-  const backends::cublas::GemmEx dinp_product(
-      dinp_gemm(p, dinp.target(), dinp.type(), dinp.beta(), call.options.math));
+  // bf16 with GELU and dinp overwritten: the dinp GEMM through cuBLASLt with
+  // the DGELU epilogue where it runs it (cublas_dgelu_applies).
+  std::optional<backends::cublas::LtMatmul> dinp_lt;
+  if (cublas_dgelu_applies<P>(p.sizes())) {
+    void* const scratch = call.workspace.template take<unsigned char>(kCublasLtScratchBytes);
+    backends::cublas::Gemm g =
+        dinp_gemm(p, p.dinp.data(), backends::cuda_type<typename P::dinp>(), 0.0f,
+                  call.options.math);
+    g.epilogues.add(dgelu_epilogue(p));
+    dinp_lt.emplace(call.ctx.template resource<backends::CublasLtHandle>(),
+                    with_scratch(g, scratch));
+    if (dinp_lt->epilogue().kind == backends::cublas::Epilogue::Kind::dgelu)
+      dinp.gelu_fused();
+    else
+      dinp_lt.reset();
+  }
+  std::optional<backends::cublas::GemmEx> dinp_product;
+  if (!dinp_lt)
+    dinp_product.emplace(dinp_gemm(p, dinp.target(), dinp.type(), dinp.beta(), call.options.math));
   const backends::cublas::GemmEx dweight_product(dweight_gemm(p, call.options.math));
 
   ForkJoin fork(side);  // records an event: may throw, still before any launch
@@ -31,7 +50,10 @@ void cublas_gemmex_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p, Bi
     Call<Kokkos::Cuda> side_call{side->exec(), call.ctx, call.workspace, call.options};
     run_bias_pass(CublasGemmExTraits::bias, side_call, p);
   }
-  dinp_product.launch(handle);
+  if (dinp_lt)
+    dinp_lt->launch(call.exec);
+  else
+    dinp_product->launch(handle);
   dinp.finish(call.exec);
   dweight_product.launch(handle);
   fork.join();

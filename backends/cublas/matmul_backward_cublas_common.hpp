@@ -136,6 +136,30 @@ backends::cublas::Gemm dweight_gemm(const Problem<Kokkos::Cuda, P>& p, Math math
   return g;
 }
 
+// The GEMM with cuBLASLt's scratch from the call's workspace.
+inline backends::cublas::Gemm with_scratch(backends::cublas::Gemm g, void* scratch) {
+  g.workspace = scratch;
+  g.workspace_bytes = kCublasLtScratchBytes;
+  return g;
+}
+
+// dinp = (dout·W) ⊙ gelu'(pre_gelu) by the DGELU epilogue, straight into dinp:
+// when dinp is overwritten (DGELU scales beta·C too) and pre_gelu's leading
+// dimension (C) is one cuBLASLt accepts.
+template <class P>
+bool dgelu_fits(const Problem<Kokkos::Cuda, P>& p) {
+  return p.has_gelu() && p.overwrite_dinp && p.C % 8 == 0;
+}
+
+template <class P>
+backends::cublas::Epilogue dgelu_epilogue(const Problem<Kokkos::Cuda, P>& p) {
+  backends::cublas::Epilogue e;
+  e.kind = backends::cublas::Epilogue::Kind::dgelu;
+  e.aux = p.pre_gelu.data();
+  e.aux_ld = p.C;
+  return e;
+}
+
 // The context's second stream for the bias pass; null when the call runs the
 // pass on the caller's stream: when asked to, or when the context has no side
 // stream (SideStreamSlot). Nothing is written yet, so doing without it costs

@@ -53,30 +53,6 @@ void add_bias_grad(const Kokkos::Cuda& exec, const Vector<Kokkos::Cuda, TB>& dbi
     add_bias_grad<bf16>(exec, dbias, bgradb.bias, overwrite);
 }
 
-// The GEMM with cuBLASLt's scratch from the call's workspace.
-Gemm with_scratch(Gemm g, void* scratch) {
-  g.workspace = scratch;
-  g.workspace_bytes = CublasLt::scratch_bytes;
-  return g;
-}
-
-// dinp = (dout·W) ⊙ gelu'(pre_gelu) by the DGELU epilogue, straight into dinp:
-// when dinp is overwritten (DGELU scales beta·C too) and pre_gelu's leading
-// dimension (C) is one cuBLASLt accepts.
-template <class P>
-bool dgelu_fits(const Problem<Kokkos::Cuda, P>& p) {
-  return p.has_gelu() && p.overwrite_dinp && p.C % 8 == 0;
-}
-
-template <class P>
-Epilogue dgelu_epilogue(const Problem<Kokkos::Cuda, P>& p) {
-  Epilogue e;
-  e.kind = Epilogue::Kind::dgelu;
-  e.aux = p.pre_gelu.data();
-  e.aux_ld = p.C;
-  return e;
-}
-
 // The bias gradient Σ_m dout(m, o), o < OC: the sums of the rows of the
 // dweight GEMM's op(A) = doutᵀ (OC×M), into `bias_grad` (OC floats of
 // workspace). A float vector, so that dbias gets the sums rounded once;

@@ -41,6 +41,24 @@ index_t cublas_dinp_workspace_floats(const Sizes& s) {
                                                                                     : 0;
 }
 
+// cuBLASLt's own scratch (Hopper kernels want some): "cublaslt"'s GEMMs and
+// "cublas"'s DGELU GEMM.
+inline constexpr std::size_t kCublasLtScratchBytes = 32u << 20;
+
+// Whether "cublas" and "cublas_serial" send the dinp GEMM to cuBLASLt with
+// its DGELU epilogue (product ⊙ gelu' straight into dinp): bf16 inputs with
+// GELU, dinp overwritten (DGELU scales beta·C too), C a multiple of 8 (the
+// epilogue's aux leading dimension); the GEMM falls back to the separate
+// pass where cuBLASLt refuses. It saves the staged float product and its
+// pass (cublas_dinp_route): GPT-2's fcproj, where dinp is M × 4C, spent
+// 0.39 ms a layer on it with bf16 weights and float gradients (H200, its
+// fc, the same work without GELU, 0.14). Not in float (DGELU measured
+// slower there: 0.473 ms against 0.382 in TF32 at the seed shape).
+template <class P>
+constexpr bool cublas_dgelu_applies(const Sizes& s) {
+  return std::is_same_v<typename P::in, bf16> && s.gelu && s.overwrite_dinp && s.C % 8 == 0;
+}
+
 // Where "cublas" runs the dbias pass: beside the GEMMs on the context's second
 // stream, or after them on the caller's stream.
 enum class BiasStream { side, caller };
@@ -71,11 +89,13 @@ struct CublasGemmExTraits : ImplDefaults {
   // bf16 value (seed shape: dweight 2.35e-3 from float64 against 1.66e-3 for
   // one rounding, √2 times: two roundings). As llm.c's and PyTorch's bf16.
   static constexpr bool rounds_once = false;
-  // GELU: a separate pass (cublas_dinp_route).
+  // GELU: cuBLASLt's DGELU epilogue where cublas_dgelu_applies, else a
+  // separate pass (cublas_dinp_route).
 
   template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
     size.add<float>(std::size_t(cublas_dinp_workspace_floats<P>(s)));
+    if (cublas_dgelu_applies<P>(s)) size.add<unsigned char>(kCublasLtScratchBytes);
     if (s.bias) add_bias_pass_workspace<ExecSpace>(size, bias, s.M, s.OC);
   }
 };
@@ -92,11 +112,13 @@ struct CublasGemmExTraits : ImplDefaults {
 struct Cublas : CublasGemmExTraits {
   static constexpr std::string_view name = "cublas";
   // "auto" leaves all-bf16 GELU with an overwritten dinp to cublaslt, whose
-  // DGELU epilogue saves the separate pass over dinp (H200: 0.154 ms against
-  // 0.200 at the seed shape, 1.795 against 1.869 at the LM head). Not in
-  // float (DGELU measured slower: 0.473 against 0.382 in TF32) nor in
-  // bf16-fp32grad (cuBLASLt's BGRADB then costs more than DGELU saves at the
-  // LM head: 2.154 against 1.890). docs/performance.md has the table.
+  // DGELU epilogue saved the separate pass over dinp (H200: 0.154 ms against
+  // 0.200 at the seed shape, 1.795 against 1.869 at the LM head) before
+  // "cublas" took the same epilogue (cublas_dgelu_applies: the two 0.150 ms
+  // at GPT-2's fcproj, call E1). Not in float (DGELU measured slower: 0.473
+  // against 0.382 in TF32) nor in bf16-fp32grad (cuBLASLt's BGRADB then costs
+  // more than DGELU saves: 2.154 against 1.890 at the LM head; at the fcproj
+  // "cublas" 0.152, "cublaslt" 0.169). docs/performance.md has the tables.
   template <class P>
   static bool auto_skips(const Sizes& s) {
     return s.gelu && s.overwrite_dinp && std::is_same_v<P, Bf16>;
@@ -153,7 +175,7 @@ struct CublasLt : ImplDefaults {
   // elements, as the int-sized libraries.
   static constexpr index_t max_operand_elements = core::kInt32Max;
   // cuBLASLt's own scratch (Hopper kernels want some).
-  static constexpr std::size_t scratch_bytes = 32u << 20;
+  static constexpr std::size_t scratch_bytes = kCublasLtScratchBytes;
   template <class P>
   static constexpr bool supports = true;
   static constexpr bool tf32 = true;
