@@ -192,7 +192,7 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
   if (computes) {
     auto t0 = std::chrono::steady_clock::now();
     progress(pname + ": inputs and the forward's att, out, lse ... ", false);
-    in = ref::make_problem(s, 2024, p);
+    in = ref::make_problem(s, 2024, p, hopt.threads);
     progress(seconds_text(seconds_since(t0)));
     if (hopt.check && any(false)) {
       t0 = std::chrono::steady_clock::now();

@@ -1,10 +1,14 @@
 #include <ops/attention_backward/reference/problem.hpp>
 
+#include <core/reference/parallel.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 namespace llmk::reference::attention {
 namespace {
@@ -60,7 +64,7 @@ std::vector<Shape> gpt2_shapes() {
   return {{"gpt2_124M_T1024", 1, 1024, 768, 12}, {"gpt2_124M_B8", 8, 1024, 768, 12}};
 }
 
-HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision precision) {
+HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision precision, int threads) {
   check(s, precision);
   HostProblem p;
   p.shape = s;
@@ -89,40 +93,43 @@ HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision precision
   // The forward's att from the (rounded) q and k: each row's softmax over
   // its causal part in double (the largest logit subtracted), then rounded.
   const double scale = HS > 0 ? 1.0 / std::sqrt(double(HS)) : 1.0;
-  std::vector<double> logit(T), out_row(HS);
-  for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t h = 0; h < NH; ++h)
-      for (std::size_t t = 0; t < T; ++t) {
-        const float* q = p.qkv.data() + (b * T + t) * 3 * C + h * HS;
-        double most = -std::numeric_limits<double>::infinity();
-        for (std::size_t u = 0; u <= t; ++u) {
-          const float* k = p.qkv.data() + (b * T + u) * 3 * C + C + h * HS;
-          double dot = 0.0;
-          for (std::size_t d = 0; d < HS; ++d) dot += double(q[d]) * double(k[d]);
-          logit[u] = dot * scale;
-          most = std::max(most, logit[u]);
-        }
-        double sum = 0.0;
-        for (std::size_t u = 0; u <= t; ++u) sum += std::exp(logit[u] - most);
-        const std::size_t row = ((b * NH + h) * T + t) * T;
-        for (std::size_t u = 0; u < T; ++u) {
-          const float a = u <= t ? float(std::exp(logit[u] - most) / sum) : masked[row + u];
-          p.att[row + u] = bf16 ? round_to_bf16(a) : a;
-        }
-        // out_h[t] = Σ_u att[t, u]·v[u] (in increasing u) and lse[t], from
-        // the unrounded att.
-        std::fill(out_row.begin(), out_row.end(), 0.0);
-        for (std::size_t u = 0; u <= t; ++u) {
-          const double w = std::exp(logit[u] - most) / sum;
-          const float* v = p.qkv.data() + (b * T + u) * 3 * C + 2 * C + h * HS;
-          for (std::size_t d = 0; d < HS; ++d) out_row[d] += w * double(v[d]);
-        }
-        for (std::size_t d = 0; d < HS; ++d) {
-          const float o = float(out_row[d]);
-          p.out[(b * T + t) * C + h * HS + d] = bf16 ? round_to_bf16(o) : o;
-        }
-        p.lse[(b * NH + h) * T + t] = float(most + std::log(sum));
+  // Rows (b, h, t) on `threads` threads: each row's values are the same
+  // operations in the same order whatever the split.
+  parallel_ranges(std::int64_t(B * NH * T), threads, [&](std::int64_t first, std::int64_t last) {
+    std::vector<double> logit(T), out_row(HS);
+    for (std::size_t r = std::size_t(first); r < std::size_t(last); ++r) {
+      const std::size_t t = r % T, h = r / T % NH, b = r / T / NH;
+      const float* q = p.qkv.data() + (b * T + t) * 3 * C + h * HS;
+      double most = -std::numeric_limits<double>::infinity();
+      for (std::size_t u = 0; u <= t; ++u) {
+        const float* k = p.qkv.data() + (b * T + u) * 3 * C + C + h * HS;
+        double dot = 0.0;
+        for (std::size_t d = 0; d < HS; ++d) dot += double(q[d]) * double(k[d]);
+        logit[u] = dot * scale;
+        most = std::max(most, logit[u]);
       }
+      double sum = 0.0;
+      for (std::size_t u = 0; u <= t; ++u) sum += std::exp(logit[u] - most);
+      const std::size_t row = ((b * NH + h) * T + t) * T;
+      for (std::size_t u = 0; u < T; ++u) {
+        const float a = u <= t ? float(std::exp(logit[u] - most) / sum) : masked[row + u];
+        p.att[row + u] = bf16 ? round_to_bf16(a) : a;
+      }
+      // out_h[t] = Σ_u att[t, u]·v[u] (in increasing u) and lse[t], from
+      // the unrounded att.
+      std::fill(out_row.begin(), out_row.end(), 0.0);
+      for (std::size_t u = 0; u <= t; ++u) {
+        const double w = std::exp(logit[u] - most) / sum;
+        const float* v = p.qkv.data() + (b * T + u) * 3 * C + 2 * C + h * HS;
+        for (std::size_t d = 0; d < HS; ++d) out_row[d] += w * double(v[d]);
+      }
+      for (std::size_t d = 0; d < HS; ++d) {
+        const float o = float(out_row[d]);
+        p.out[(b * T + t) * C + h * HS + d] = bf16 ? round_to_bf16(o) : o;
+      }
+      p.lse[(b * NH + h) * T + t] = float(most + std::log(sum));
+    }
+  });
   return p;
 }
 

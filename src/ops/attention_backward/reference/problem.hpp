@@ -75,9 +75,10 @@ struct HostProblem {
 // problem's values rounded to bf16. out and lse are the same forward's in
 // double (att unrounded), out then rounded to the element type, lse to
 // float. std::invalid_argument for tf32,
-// bf16_fp32grad, NH < 1 or C not a multiple of NH.
+// bf16_fp32grad, NH < 1 or C not a multiple of NH. The forward runs on
+// `threads` std::threads (0: one per hardware thread), the same values.
 HostProblem make_problem(const Shape& shape, std::uint32_t seed = 2024,
-                         Precision precision = Precision::fp32);
+                         Precision precision = Precision::fp32, int threads = 1);
 
 // The same problem with att's masked part (t' > t) all NaN.
 HostProblem with_masked_nan(HostProblem p);
