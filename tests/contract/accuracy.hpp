@@ -37,24 +37,39 @@ namespace llmk_test::contract {
 // per output the most NaN a result may have (a NaN wherever the reference
 // has one, and more): NanInputs then requires NaN where the reference has
 // it, allows it where the bound has it, and compares every other element.
+// The bound may depend on the implementation (its tiles): then it is
+//   static std::vector<std::vector<double>> nan_bound(const Problem&, const Overwrites&,
+//                                                     const std::string& impl);
+// given the implementation's name ("auto" resolved).
 template <class Op, class = void>
 struct has_nan_bound : std::false_type {};
 template <class Op>
 struct has_nan_bound<Op, std::void_t<decltype(Op::nan_bound(
                              std::declval<const typename Op::Problem&>(),
                              std::declval<const Overwrites&>()))>> : std::true_type {};
+template <class Op, class = void>
+struct has_impl_nan_bound : std::false_type {};
+template <class Op>
+struct has_impl_nan_bound<Op, std::void_t<decltype(Op::nan_bound(
+                                  std::declval<const typename Op::Problem&>(),
+                                  std::declval<const Overwrites&>(),
+                                  std::declval<const std::string&>()))>> : std::true_type {};
 
 // The reference with NaN where a result is NaN and the bound allows it.
 template <class Op>
 void allow_bounded_nan(const typename Op::Problem& p, const Overwrites& o, const Outputs& r,
-                       std::vector<std::vector<double>>& ref) {
-  if constexpr (has_nan_bound<Op>::value) {
-    const std::vector<std::vector<double>> bound = Op::nan_bound(p, o);
+                       std::vector<std::vector<double>>& ref, const std::string& impl) {
+  if constexpr (has_nan_bound<Op>::value || has_impl_nan_bound<Op>::value) {
+    std::vector<std::vector<double>> bound;
+    if constexpr (has_impl_nan_bound<Op>::value)
+      bound = Op::nan_bound(p, o, impl);
+    else
+      bound = Op::nan_bound(p, o);
     for (std::size_t k = 0; k < ref.size() && k < r.size() && k < bound.size(); ++k)
       for (std::size_t i = 0; i < ref[k].size() && i < r[k].size() && i < bound[k].size(); ++i)
         if (std::isnan(r[k][i]) && std::isnan(bound[k][i])) ref[k][i] = bound[k][i];
   } else {
-    (void)p, (void)o, (void)r, (void)ref;
+    (void)p, (void)o, (void)r, (void)ref, (void)impl;
   }
 }
 
@@ -139,7 +154,8 @@ void check_nan_inputs(const ImplPrecision& ip) {
         for (const std::vector<double>& out : ref)
           for (double x : out) any_nan = any_nan || std::isnan(x);
         EXPECT_TRUE(any_nan) << "the reference has no NaN: the test plants nothing";
-        allow_bounded_nan<Op>(p, o, r, ref);
+        allow_bounded_nan<Op>(p, o, r, ref,
+                              ip.impl == "auto" ? cat.auto_impl(ip.precision) : ip.impl);
         expect_matches_reference<Op>(p, o, r, ref,
                                      promises_rounding_once(cat, ip.impl, ip.precision));
       }

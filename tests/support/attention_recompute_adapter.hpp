@@ -8,6 +8,12 @@
 
 #include "support/attention_adapter.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
 namespace llmk_test {
 
 struct AttentionBackwardRecomputeContract : AttentionBackwardContract {
@@ -109,11 +115,45 @@ struct AttentionBackwardRecomputeContract : AttentionBackwardContract {
                                                     const contract::Overwrites& o) {
     return {llmk::reference::attention::reference_backward_recompute(p, o[0])};
   }
-  // Its sums run over the causal terms alone: exactly the reference's NaN
-  // (the bound is the reference itself).
+  // "flash"'s sums run over the causal terms alone: exactly the reference's
+  // NaN (the bound is the reference itself). "flash_mma" multiplies whole
+  // tiles of 64 positions, a masked pair a zero (0·NaN is NaN): a NaN in q_t
+  // reaches dk, one in dout_h[t] dv, of the keys after t in t's tile, and a
+  // NaN in k_u dq of the queries before u in u's tile (flash_mma.hpp).
   static std::vector<std::vector<double>> nan_bound(const Problem& p,
-                                                    const contract::Overwrites& o) {
-    return reference(p, o);
+                                                    const contract::Overwrites& o,
+                                                    const std::string& impl) {
+    std::vector<std::vector<double>> bound = reference(p, o);
+    if (impl != "flash_mma") return bound;
+    constexpr std::int64_t kTile = 64;  // kFlashMmaBlock
+    const Shape& s = p.shape;
+    const std::int64_t T = s.T, C = s.C, HS = s.HS();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const auto any_nan = [HS](const std::vector<float>& a, std::int64_t at) {
+      for (std::int64_t d = 0; d < HS; ++d)
+        if (std::isnan(a[std::size_t(at + d)])) return true;
+      return false;
+    };
+    // Channels [part·C + h·HS, + HS) of dqkv's row (b, t).
+    const auto mark = [&](std::int64_t b, std::int64_t t, std::int64_t part, std::int64_t h) {
+      for (std::int64_t d = 0; d < HS; ++d)
+        bound[0][std::size_t((b * T + t) * 3 * C + part * C + h * HS + d)] = nan;
+    };
+    for (std::int64_t b = 0; b < s.B; ++b)
+      for (std::int64_t h = 0; h < s.NH; ++h)
+        for (std::int64_t t = 0; t < T; ++t) {
+          const std::int64_t tile0 = t / kTile * kTile, tile1 = std::min(tile0 + kTile, T);
+          const bool q_nan = any_nan(p.qkv, (b * T + t) * 3 * C + h * HS);
+          const bool k_nan = any_nan(p.qkv, (b * T + t) * 3 * C + C + h * HS);
+          const bool dout_nan = any_nan(p.dout, (b * T + t) * C + h * HS);
+          for (std::int64_t u = t + 1; u < tile1; ++u) {
+            if (q_nan) mark(b, u, 1, h);
+            if (dout_nan) mark(b, u, 2, h);
+          }
+          if (k_nan)
+            for (std::int64_t q = tile0; q < t; ++q) mark(b, q, 0, h);
+        }
+    return bound;
   }
 
   static Options options(const std::string& impl, Precision, const contract::Overwrites& o) {

@@ -7,12 +7,14 @@
 #include <core/op/typed.hpp>
 #include <core/registry.hpp>
 #include <ops/attention_backward_recompute/flash.hpp>
+#include <ops/attention_backward_recompute/flash_mma.hpp>
 
 #include <algorithm>
 
 namespace llmk::op::attention_backward_recompute {
 
-using Implementations = core::ImplList<Flash>;
+// "auto": flash_mma where it runs (bf16, heads up to 64, sm_80+), else flash.
+using Implementations = core::ImplList<FlashMma, Flash>;
 
 struct Op {
   static constexpr const char* name = kOpName;

@@ -1,0 +1,86 @@
+// Implementation "flash_mma", for Kokkos::Cuda on sm_80 and later, bf16:
+// "flash"'s algorithm (flash.hpp: D, then the keys' dk and dv, then the
+// queries' dq, P and dS recomputed in each, no atomics) on tensor cores.
+// Each kernel is a block of 64 positions of one (b, h) in 4 warps of 16 rows;
+// every product of a tile (S = q·kᵀ, dP = dout_h·vᵀ, dv += Pᵀ·dout_h,
+// dk += dSᵀ·q, dq += dS·k) is warp-level mma.sync m16n8k16 on bf16 operands
+// with float accumulators, P and dS rounded to bf16 as operands (as
+// flash-attention's backward does: rounds_once is false), the head padded
+// with zeros to 64. Defined in backends/cuda/attention_flash_mma.cpp, which
+// only CUDA builds compile (LLMK_HAVE_CUDA); no CUDA header here.
+//
+// What it does not run: heads wider than 64 (an explicit request is refused
+// before any write; "auto" passes it over), devices before sm_80 (no bf16
+// mma: the same), fp32 (tensor cores would round the operands: "flash" keeps
+// float32).
+//
+// NaN: a masked pair (u > t) is a zero in a tile's product, and 0·NaN is
+// NaN, so a NaN in q_t or dout_h[t] may reach dk and dv of the keys after t
+// in t's block of 64, and a NaN in k_u dq of the queries before u in u's
+// block (the recompute adapter's nan_bound, tests/support/).
+#pragma once
+
+#include <llmk/compat.hpp>
+#include <ops/attention_backward_recompute/problem.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace llmk::op::attention_backward_recompute {
+
+// Positions a tile holds, and the widest head it holds (the kernels' tiles;
+// also the NaN bound's block).
+inline constexpr index_t kFlashMmaBlock = 64;
+inline constexpr index_t kFlashMmaMaxHead = 64;
+
+// The work of "flash_mma" (attention_flash_mma.cpp), instantiated there for
+// Kokkos::Cuda and Bf16; D is the workspace's B·NH·T floats.
+template <class ExecSpace, class P>
+void flash_mma_run(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float* D);
+// Whether the device Kokkos runs on has bf16 mma (compute capability ≥ 8.0).
+bool flash_mma_device_has_bf16_mma();
+
+struct FlashMma : ImplDefaults {
+  static constexpr std::string_view name = "flash_mma";
+  static constexpr bool compiled = LLMK_HAVE_CUDA;
+  template <class ExecSpace>
+  static constexpr bool available_on() {
+    return compat::is_cuda<ExecSpace>;
+  }
+  template <class P>
+  static constexpr bool supports = std::is_same_v<P, Bf16>;
+  static constexpr bool rounds_once = false;  // P and dS are bf16 operands
+
+  static bool head_fits(const Sizes& s) { return s.C / s.NH <= kFlashMmaMaxHead; }
+
+  template <class P>
+  static bool auto_skips(const Sizes& s) {
+    return !head_fits(s) || !flash_mma_device_has_bf16_mma();
+  }
+
+  template <class ExecSpace, class P>
+  static void workspace(core::WorkspaceSize& size, const Sizes& s) {
+    size.add<float>(std::size_t(s.M * s.NH * s.T));  // D
+  }
+
+  template <class ExecSpace, class P>
+  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
+    const Sizes s = p.sizes();
+    if (!head_fits(s)) {
+      throw std::invalid_argument(std::string(kOpName) +
+                                  ": implementation 'flash_mma' holds heads of at most " +
+                                  std::to_string(kFlashMmaMaxHead) + " channels, but C/NH = " +
+                                  std::to_string(s.C / s.NH) + " (use 'flash' or 'auto')");
+    }
+    if (!flash_mma_device_has_bf16_mma()) {
+      throw std::invalid_argument(std::string(kOpName) +
+                                  ": implementation 'flash_mma' needs bf16 tensor cores "
+                                  "(compute capability 8.0 or later; use 'flash' or 'auto')");
+    }
+    float* const D = call.workspace.template take<float>(std::size_t(s.M * s.NH * s.T));
+    flash_mma_run(call.exec, p, D);
+  }
+};
+
+}  // namespace llmk::op::attention_backward_recompute
