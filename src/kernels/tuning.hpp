@@ -317,6 +317,9 @@ struct TiledTuning<Kokkos::Cuda> {
 // a row. The second pass's reads hit L2 while the rows in flight fit it.
 // Measured on the H200 (B 8, T 1024, Vp 50 304, bf16, device time, call B):
 // team_size 8 / unroll 4 0.646 ms, 16 / 4 0.691, 16 / 8 0.760, 32 / 4 0.946.
+// Tried since (session of 2026-12-02, call E2): the row held in registers,
+// read once (1024 threads × 7 packs, one team an SM): 0.918 ms, slower: its
+// load, reduce and write phases do not overlap with one row an SM.
 template <>
 struct ClassifierTuning<Kokkos::Cuda> {
   static constexpr int team_size = 8, vector_length = 32;
