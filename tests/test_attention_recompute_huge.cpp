@@ -3,7 +3,7 @@
 // (att would be 8·12·16384² floats, 103 GB). Named HugeRows (label `huge`,
 // run alone); Cuda only: on a CPU the call alone is hours (skipped, saying
 // so).
-//   HugeRows.flash_<precision>_T16384
+//   HugeRows.flash_<precision>_T16384, HugeRows.flash_mma_bf16_T16384 (Cuda)
 //     random q (×4), k, v, dout; the forward's out and lse computed on the
 //     device (support/attention_forward.hpp, float); dqkv poisoned with NaN
 //     and overwritten; every element of dqkv finite; then a float64 check
@@ -124,7 +124,7 @@ std::vector<double> reference_row(const Host& x, i64 b, i64 h, i64 t) {
 }
 
 template <class E>
-void check_huge(Precision precision) {
+void check_huge(Precision precision, const std::string& impl) {
   if constexpr (llmk_test::is_host_space<Space>) {
     GTEST_SKIP() << "B 8, T 16384 on a CPU: hours for the call alone; Cuda only";
   } else {
@@ -144,19 +144,23 @@ void check_huge(Precision precision) {
     const Matrix<E> out("out", M, kC), dqkv("dqkv", M, 3 * kC);
     const Lse lse("lse", kB, kNH, kT);
     const Space exec;
+    llmk::AttentionBackwardOptions options;
+    options.impl = impl;
+    if (!llmk::attention_backward_recompute_available<Space>(impl))
+      GTEST_SKIP() << impl << " is not available on " << Space::name();
     auto t0 = std::chrono::steady_clock::now();
     llmk_test::attention_forward(exec, qkv.data(), out.data(), lse.data(), kB, kT, kC, kNH);
     Kokkos::deep_copy(exec, dqkv, llmk::from_float<E>(std::numeric_limits<float>::quiet_NaN()));
     exec.fence();
     std::printf("forward on the device: %.2f s\n", since(t0));
     t0 = std::chrono::steady_clock::now();
-    llmk::attention_backward_recompute(exec, dqkv, dout, qkv, out, lse);
+    llmk::attention_backward_recompute(exec, dqkv, dout, qkv, out, lse, options);
     exec.fence();
     const double s = since(t0), flops = 4.0 * kB * kC * double(kT) * double(kT + 1);
-    std::printf("attention_backward_recompute %s (flash, first call): %.3f s, %.1f GFLOP/s\n",
-                llmk::reference::precision_name(precision), s, flops / s * 1e-9);
+    std::printf("attention_backward_recompute %s (%s, first call): %.3f s, %.1f GFLOP/s\n",
+                llmk::reference::precision_name(precision), impl.c_str(), s, flops / s * 1e-9);
     t0 = std::chrono::steady_clock::now();
-    llmk::attention_backward_recompute(exec, dqkv, dout, qkv, out, lse);
+    llmk::attention_backward_recompute(exec, dqkv, dout, qkv, out, lse, options);
     exec.fence();
     const double s2 = since(t0);
     std::printf("second call: %.3f s, %.1f GFLOP/s\n", s2, flops / s2 * 1e-9);
@@ -190,10 +194,13 @@ void check_huge(Precision precision) {
 
 [[maybe_unused]] const bool registered = [] {
   llmk_test::contract::add_test("attention_backward_recompute", "HugeRows", "flash_fp32_T16384",
-                      "B 8, T 16384, C 768, NH 12, fp32", [] { check_huge<float>(Precision::fp32); });
+                      "B 8, T 16384, C 768, NH 12, fp32", [] { check_huge<float>(Precision::fp32, "flash"); });
   llmk_test::contract::add_test("attention_backward_recompute", "HugeRows", "flash_bf16_T16384",
                       "B 8, T 16384, C 768, NH 12, bf16",
-                      [] { check_huge<llmk::bf16>(Precision::bf16); });
+                      [] { check_huge<llmk::bf16>(Precision::bf16, "flash"); });
+  llmk_test::contract::add_test("attention_backward_recompute", "HugeRows", "flash_mma_bf16_T16384",
+                      "B 8, T 16384, C 768, NH 12, bf16, tensor cores",
+                      [] { check_huge<llmk::bf16>(Precision::bf16, "flash_mma"); });
   return true;
 }();
 
