@@ -17,6 +17,10 @@
 #include "contract/all.hpp"
 #include "support/attention_recompute_adapter.hpp"
 
+#include <ops/attention_backward_recompute/flash_mma.hpp>
+
+#include <limits>
+
 #ifndef LLMK_TEST_SPACE
 #error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
 #endif
@@ -110,6 +114,19 @@ void check_causal(const ImplPrecision& ip) {
       EXPECT_FALSE(same_parts(shape, base, r_earlier, cut, shape.T, 0, 1))
           << "dq of positions >= " << cut << " did not change with the keys before it";
   }
+}
+
+// flash_mma's grids (y: blocks of 64 positions, at most 65535; x: B·NH) are
+// refused, and passed over by "auto", past their limits: sizes alone, so on
+// every space.
+TEST(attention_backward_recompute_FlashMma, GridLimits) {
+  using llmk::op::attention_backward_recompute::FlashMma;
+  using llmk::op::attention_backward_recompute::Sizes;
+  const llmk::index_t most_T = 65535 * 64, most_heads = std::numeric_limits<int>::max();
+  EXPECT_TRUE(FlashMma::grid_fits(Sizes{8, most_T, 768, 12}));
+  EXPECT_FALSE(FlashMma::grid_fits(Sizes{8, most_T + 1, 768, 12}));
+  EXPECT_TRUE(FlashMma::grid_fits(Sizes{most_heads, 64, 1, 1}));
+  EXPECT_FALSE(FlashMma::grid_fits(Sizes{most_heads / 2 + 1, 64, 2, 2}));
 }
 
 [[maybe_unused]] const bool registered = [] {

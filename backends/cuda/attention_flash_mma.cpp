@@ -26,8 +26,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 namespace llmk::op::attention_backward_recompute {
 namespace {
@@ -424,13 +422,7 @@ bool flash_mma_device_has_bf16_mma() {
 template <class ExecSpace, class P>
 void flash_mma_run(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float* const D) {
   const auto& f = p.args;
-  const index_t blocks = (f.T + kBlock - 1) / kBlock;
-  // Grids: (b, h) along x (up to 2³¹ − 1), the blocks of 64 positions along y.
-  if (blocks > 65535 || f.B * f.NH > 2147483647) {
-    throw std::invalid_argument(std::string(kOpName) +
-                                ": implementation 'flash_mma' runs T up to 65535·64 and B·NH "
-                                "up to 2³¹ − 1 (use 'flash')");
-  }
+  const index_t blocks = (f.T + kBlock - 1) / kBlock;  // within FlashMma::grid_fits
   kernels::attention_flash_row_dots(exec, f, D);
   Args a;
   a.dqkv = f.dqkv, a.dout = f.dout, a.qkv = f.qkv, a.lse = f.lse, a.D = D;

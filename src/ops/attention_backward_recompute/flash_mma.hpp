@@ -10,8 +10,8 @@
 // only CUDA builds compile (LLMK_HAVE_CUDA); no CUDA header here.
 //
 // What it does not run: heads wider than 64 (an explicit request is refused
-// before any write; "auto" passes it over), devices before sm_80 (no bf16
-// mma: the same), fp32 (tensor cores would round the operands: "flash" keeps
+// before any write; "auto" passes it over), T past 65535·64 (its grid: the
+// same), devices before sm_80 (no bf16 mma: the same), fp32 (tensor cores would round the operands: "flash" keeps
 // float32).
 //
 // NaN: a masked pair (u > t) is a zero in a tile's product, and 0·NaN is
@@ -53,10 +53,15 @@ struct FlashMma : ImplDefaults {
   static constexpr bool rounds_once = false;  // P and dS are bf16 operands
 
   static bool head_fits(const Sizes& s) { return s.C / s.NH <= kFlashMmaMaxHead; }
+  // Its grids: the (b, h) pairs along x (up to 2³¹ − 1), the blocks of 64
+  // positions along y (up to 65535: T up to 4 194 240).
+  static bool grid_fits(const Sizes& s) {
+    return (s.T + kFlashMmaBlock - 1) / kFlashMmaBlock <= 65535 && s.M * s.NH <= core::kInt32Max;
+  }
 
   template <class P>
   static bool auto_skips(const Sizes& s) {
-    return !head_fits(s) || !flash_mma_device_has_bf16_mma();
+    return !head_fits(s) || !grid_fits(s) || !flash_mma_device_has_bf16_mma();
   }
 
   template <class ExecSpace, class P>
@@ -72,6 +77,11 @@ struct FlashMma : ImplDefaults {
                                   ": implementation 'flash_mma' holds heads of at most " +
                                   std::to_string(kFlashMmaMaxHead) + " channels, but C/NH = " +
                                   std::to_string(s.C / s.NH) + " (use 'flash' or 'auto')");
+    }
+    if (!grid_fits(s)) {
+      throw std::invalid_argument(std::string(kOpName) +
+                                  ": implementation 'flash_mma' runs T up to 65535·64 and B·NH "
+                                  "up to 2³¹ − 1 (use 'flash' or 'auto')");
     }
     if (!flash_mma_device_has_bf16_mma()) {
       throw std::invalid_argument(std::string(kOpName) +
