@@ -8,8 +8,9 @@
 //    within the tolerance of the float64 reference; the rows of absent tokens
 //    bitwise their initial values, or 0.0 overwritten;
 //  - Order: bitwise equal to float32 sums written here, each token's rows in
-//    increasing position order and dwpe's in order of b (the promised order:
-//    a bucket summed in another order differs in its last bits);
+//    increasing position order in runs of 32, the runs' sums in order, and
+//    dwpe's in order of b (the promised order: a bucket summed in another
+//    order differs in its last bits);
 //  - Determinism: three calls, an explicit context, bitwise equal;
 //  - BadTokens: −1, V, INT_MIN at the first, a middle and the last position
 //    refused naming 'tokens', the position and the value, both outputs
@@ -171,14 +172,18 @@ std::vector<float> ordered_sums(const enc::HostProblem& p, bool dwte) {
   const std::int64_t rows = dwte ? s.V : s.T;
   for (std::int64_t r = 0; r < rows; ++r) {
     for (std::size_t c = 0; c < C; ++c) {
-      float sum = 0;
-      bool any = false;
+      // dwte: runs of encoder_backward_run positions, each summed in order,
+      // the runs' sums added in order; dwpe: the B rows in order.
+      const std::int64_t run = dwte ? llmk::encoder_backward_run : s.M();
+      float sum = 0, run_sum = 0;
+      std::int64_t n = 0;
       for (std::int64_t i = 0; i < s.M(); ++i) {
         if (dwte ? p.tokens[std::size_t(i)] != r : i % s.T != r) continue;
-        sum += p.dout[std::size_t(i) * C + c];
-        any = true;
+        run_sum += p.dout[std::size_t(i) * C + c];
+        if (++n % run == 0) sum += run_sum, run_sum = 0;
       }
-      if (!any) continue;
+      if (n == 0) continue;
+      if (n % run != 0) sum += run_sum;
       float& o = out[std::size_t(r) * C + c];
       o = o + sum;
       if (round) o = llmk::reference::round_to_bf16(o);

@@ -15,15 +15,17 @@
 // tokens are int32 in all. Sums in float, each output rounded once.
 //
 // Deterministic without floating-point atomics: each (token, channel) adds
-// its positions' rows in increasing position order (b·T + t), each (t,
-// channel) its batch rows in order of b, so results are bitwise the same
-// from run to run, on any space and thread count (kernels/encoder_backward.hpp
-// says how the positions are sorted by token on the device).
+// its positions' rows in increasing position order (b·T + t) in runs of
+// encoder_backward_run (32) positions, then the runs' sums in order (a token
+// at ≤ 32 positions: one run, the plain ordered sum); each (t, channel) adds
+// its batch rows in order of b. Results are bitwise the same from run to
+// run, on any space and thread count (kernels/encoder_backward.hpp says how
+// the positions are sorted by token on the device).
 //
 // A token outside [0, V) is refused (std::invalid_argument naming 'tokens',
-// its position and value) before anything is written: the check runs on the
-// device, one reduction over the B·T tokens, whose count the host waits for
-// (one synchronization of the instance per call). Otherwise the contract is
+// its position and value) before anything is written: the device's sort of
+// the positions finds it, and the host waits for the sort (one
+// synchronization of the instance per call). Otherwise the contract is
 // matmul_backward's (llmk/matmul_backward.hpp).
 #pragma once
 
@@ -47,6 +49,10 @@ struct EncoderBackwardOptions {
 
 using EncoderBackwardImplInfo = ImplInfo;
 
+// The positions of a token summed in order before their sum is added to the
+// others' (the order above: part of the results' bits).
+inline constexpr int encoder_backward_run = 32;
+
 // The tokens of a call: B × T int32, row-major, in ExecSpace's memory.
 template <class ExecSpace>
 using TokensView = Kokkos::View<const int**, Kokkos::LayoutRight, typename ExecSpace::memory_space,
@@ -60,7 +66,9 @@ bool encoder_backward_available(std::string_view impl);
 template <class ExecSpace>
 std::string encoder_backward_auto_impl(std::string_view precision = "fp32");
 // Bytes of workspace a call needs (Context::use_workspace): the sort of the
-// B·T positions by token, 4·(3·V + 2·B·T) bytes and alignment.
+// B·T positions by token, 4·(3·V + 4·B·T + 4) bytes, and the sums of the
+// runs of the tokens at more than 32 positions, 4·C·2·⌈B·T/32⌉ bytes, with
+// alignment.
 template <class ExecSpace>
 std::size_t encoder_backward_workspace_bytes(index_t B, index_t T, index_t C, index_t V,
                                              const EncoderBackwardOptions& options = {},

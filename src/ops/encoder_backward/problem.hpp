@@ -46,12 +46,12 @@ struct ImplDefaults : core::op::ImplDefaults {
   static constexpr bool supports = true;
 };
 
-// Refuses a token outside [0, V) before anything is written.
+// Throws std::invalid_argument for the token at position `bad` (outside
+// [0, V)), naming it and its value.
 template <class ExecSpace, class P>
-void check_tokens(const ExecSpace& exec, const Problem<ExecSpace, P>& p) {
+[[noreturn]] void refuse_token_at(const ExecSpace& exec, const Problem<ExecSpace, P>& p,
+                                  const index_t bad) {
   const index_t V = index_t(p.args.dwte.extent(0));
-  const index_t bad = kernels::first_bad_token(exec, p.args.tokens, V);
-  if (bad < 0) return;
   int value = 0;
   Kokkos::deep_copy(exec, value, Kokkos::subview(p.args.tokens, bad));
   exec.fence();
@@ -60,6 +60,14 @@ void check_tokens(const ExecSpace& exec, const Problem<ExecSpace, P>& p) {
                               " (b = " + std::to_string(bad / p.args.T) + ", t = " +
                               std::to_string(bad % p.args.T) + "), outside [0, V = " +
                               std::to_string(V) + ")");
+}
+
+// Refuses a token outside [0, V) before anything is written (a call with no
+// channels, which sorts nothing).
+template <class ExecSpace, class P>
+void check_tokens(const ExecSpace& exec, const Problem<ExecSpace, P>& p) {
+  const index_t bad = kernels::first_bad_token(exec, p.args.tokens, index_t(p.args.dwte.extent(0)));
+  if (bad >= 0) refuse_token_at(exec, p, bad);
 }
 
 }  // namespace llmk::op::encoder_backward

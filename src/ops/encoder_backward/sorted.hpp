@@ -1,6 +1,6 @@
 // Implementation "sorted": the positions sorted by token on the device (a
 // counting sort in integers, stable by construction), then each token's rows
-// added in position order; dwpe's batch rows in order
+// added in position order, in runs of 32; dwpe's batch rows in order
 // (kernels/encoder_backward.hpp).
 #pragma once
 
@@ -16,17 +16,19 @@ struct Sorted : ImplDefaults {
   template <class ExecSpace, class P>
   static void workspace(core::WorkspaceSize& size, const Sizes& s) {
     size.add<int>(kernels::encoder_sort_ints(s.V, s.M));
+    size.add<float>(kernels::encoder_partial_floats(s.M, s.C));
   }
 
   template <class ExecSpace, class P>
   static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
-    check_tokens(call.exec, p);
-    const index_t V = index_t(p.args.dwte.extent(0));
-    int* w = call.workspace.template take<int>(kernels::encoder_sort_ints(V, p.M));
-    const kernels::EncoderSortSpace space{w, w + V, w + 2 * V + 1, w + 3 * V + 1,
-                                          w + 3 * V + 1 + p.M};
-    kernels::encoder_sort_positions(call.exec, p.args, space);
-    kernels::encoder_dwte(call.exec, p.args, space);
+    const index_t V = index_t(p.args.dwte.extent(0)), M = p.M;
+    int* w = call.workspace.template take<int>(kernels::encoder_sort_ints(V, M));
+    float* partials = call.workspace.template take<float>(kernels::encoder_partial_floats(M, p.C));
+    const kernels::EncoderSortSpace space = kernels::encoder_sort_space(w, partials, V, M);
+    // The sort writes the workspace alone: a bad token is refused here.
+    const kernels::EncoderFound found = kernels::encoder_sort_positions(call.exec, p.args, space);
+    if (found.first_bad >= 0) refuse_token_at(call.exec, p, found.first_bad);
+    kernels::encoder_dwte(call.exec, p.args, space, found);
     kernels::encoder_dwpe(call.exec, p.args);
   }
 };

@@ -57,6 +57,9 @@ const std::vector<Shape>& test_shapes() {
       {"V1", 2, 6, 5, 1},                         // V = 1: the only token is 0
       {"T1", 5, 1, 13, 8},                        // one position per sequence: dwpe one row
       {"zipf", 4, 64, 33, 500, Tokens::zipf},     // long buckets and singletons
+      // Adjacent buckets past 32 positions (~134, 78, 55, 43, 35 for tokens
+      // 0-4): summed in runs of 32, each bucket's runs' sums in rows of their own
+      {"runs", 4, 256, 5, 200, Tokens::zipf},
       {"wideV", 2, 8, 4, 3000},                   // most of dwte untouched
   };
   return shapes;
