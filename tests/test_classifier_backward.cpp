@@ -54,8 +54,16 @@ namespace {
 using namespace llmk_test::classifier;
 using Space = Kokkos::LLMK_TEST_SPACE;
 
-const std::vector<std::string> kImpls = {"auto", "fused", "naive"};
 const std::vector<Precision> kPrecisions = {Precision::fp32, Precision::bf16};
+
+// The implementations to test in precision p on Space: row_in_shared runs
+// bf16 on Cuda alone.
+std::vector<std::string> impls(Precision p) {
+  std::vector<std::string> v = {"auto", "fused", "naive"};
+  if (p == Precision::bf16 && llmk::classifier_backward_available<Space>("row_in_shared"))
+    v.push_back("row_in_shared");
+  return v;
+}
 
 llmk::ClassifierBackwardOptions with_impl(const std::string& impl) {
   llmk::ClassifierBackwardOptions o;
@@ -97,8 +105,8 @@ std::string trace(const ref::Shape& s, const std::string& impl, Precision p, Ent
 TEST(classifier_backward, Accuracy) {
   int k = 0;
   for (const ref::Shape& s : ref::test_shapes())
-    for (const std::string& impl : kImpls)
-      for (const Precision p : kPrecisions) {
+    for (const Precision p : kPrecisions)
+      for (const std::string& impl : impls(p)) {
         const Entry e = Entry(k % 3);
         const bool in_place = k % 2 == 0, per_position = (k / 2) % 2 == 1;
         ++k;
@@ -126,8 +134,8 @@ TEST(classifier_backward, Entries) {
 // beside +1000 (exp(x − max) underflows to 0 for most of the row).
 TEST(classifier_backward, SpecialRows) {
   const ref::Shape s = {"special", 1, 4, 300, 304};
-  for (const std::string& impl : kImpls)
-    for (const Precision p : kPrecisions) {
+  for (const Precision p : kPrecisions)
+    for (const std::string& impl : impls(p)) {
       SCOPED_TRACE(impl + " " + llmk::reference::precision_name(p));
       ref::HostProblem h = ref::make_problem(s, 5, p);
       for (std::int64_t c = 0; c < s.V; ++c) {
@@ -151,8 +159,8 @@ TEST(classifier_backward, SpecialRows) {
 // V == Vp (no padding) and the target in the last column of every row.
 TEST(classifier_backward, TargetInLastColumn) {
   for (const ref::Shape& s : {ref::Shape{"last", 3, 3, 64, 64}, ref::Shape{"lastpad", 3, 3, 61, 64}})
-    for (const std::string& impl : kImpls)
-      for (const Precision p : kPrecisions) {
+    for (const Precision p : kPrecisions)
+      for (const std::string& impl : impls(p)) {
         SCOPED_TRACE(s.name + " " + impl + " " + llmk::reference::precision_name(p));
         ref::HostProblem h = ref::make_problem(s, 3, p);
         for (auto& t : h.targets) t = std::int32_t(s.V - 1);
@@ -163,16 +171,17 @@ TEST(classifier_backward, TargetInLastColumn) {
 // Without losses: dlogits alone, the same values.
 TEST(classifier_backward, WithoutLosses) {
   const ref::Shape s = {"nolosses", 2, 3, 70, 72};
-  for (const std::string& impl : kImpls)
-    for (const Entry e : {Entry::Rank2Views, Entry::RawPointers}) {
-      const ref::HostProblem h = ref::make_problem(s, 9, Precision::fp32);
-      const DeviceProblem<Space> d(h, true, false);
-      d.call(e, with_impl(impl));
-      EXPECT_EQ(ref::compare("dlogits", d.out().download(), ref::reference_backward(h).dlogits,
-                             s.Vp, ref::dlogits_tolerance(h.precision), row_scales(h)),
-                "")
-          << impl << " " << entry_name(e);
-    }
+  for (const Precision p : kPrecisions)
+    for (const std::string& impl : impls(p))
+      for (const Entry e : {Entry::Rank2Views, Entry::RawPointers}) {
+        const ref::HostProblem h = ref::make_problem(s, 9, p);
+        const DeviceProblem<Space> d(h, true, false);
+        d.call(e, with_impl(impl));
+        EXPECT_EQ(ref::compare("dlogits", d.out().download(), ref::reference_backward(h).dlogits,
+                               s.Vp, ref::dlogits_tolerance(h.precision), row_scales(h)),
+                  "")
+            << impl << " " << llmk::reference::precision_name(p) << " " << entry_name(e);
+      }
 }
 
 // A target outside [0, V) is refused, naming 'targets' and its position, and
@@ -180,41 +189,43 @@ TEST(classifier_backward, WithoutLosses) {
 // check_targets = false the call runs and that row's loss is NaN.
 TEST(classifier_backward, BadTargetsRefusedBeforeAnyWrite) {
   const ref::Shape s = {"bad", 2, 4, 50, 56};
-  for (const std::string& impl : kImpls)
-    for (const std::int32_t bad : {-1, 50, 56, 1 << 30})
-      for (const bool in_place : {true, false}) {
-        SCOPED_TRACE(impl + " target " + std::to_string(bad) + (in_place ? " in place" : ""));
-        const ref::HostProblem h = ref::make_problem(s, 13, Precision::fp32);
-        const DeviceProblem<Space> d(h, in_place);
-        std::vector<std::int32_t> t = h.targets;
-        t[5] = bad;
-        d.set_targets(t);
-        const auto out_before = d.out().raw(), losses_before = d.losses.raw();
-        try {
-          d.call(Entry::RawPointers, with_impl(impl));
-          ADD_FAILURE() << "a bad target was accepted";
-        } catch (const std::invalid_argument& e) {
-          const std::string what = e.what();
-          EXPECT_NE(what.find("'targets'"), std::string::npos) << what;
-          EXPECT_NE(what.find("position 5 (" + std::to_string(bad) + ")"), std::string::npos)
-              << what;
+  for (const Precision p : kPrecisions)
+    for (const std::string& impl : impls(p))
+      for (const std::int32_t bad : {-1, 50, 56, 1 << 30})
+        for (const bool in_place : {true, false}) {
+          SCOPED_TRACE(impl + " " + llmk::reference::precision_name(p) + " target " +
+                       std::to_string(bad) + (in_place ? " in place" : ""));
+          const ref::HostProblem h = ref::make_problem(s, 13, p);
+          const DeviceProblem<Space> d(h, in_place);
+          std::vector<std::int32_t> t = h.targets;
+          t[5] = bad;
+          d.set_targets(t);
+          const auto out_before = d.out().raw(), losses_before = d.losses.raw();
+          try {
+            d.call(Entry::RawPointers, with_impl(impl));
+            ADD_FAILURE() << "a bad target was accepted";
+          } catch (const std::invalid_argument& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find("'targets'"), std::string::npos) << what;
+            EXPECT_NE(what.find("position 5 (" + std::to_string(bad) + ")"), std::string::npos)
+                << what;
+          }
+          EXPECT_EQ(d.out().raw(), out_before) << "dlogits written before the refusal";
+          EXPECT_EQ(d.losses.raw(), losses_before) << "losses written before the refusal";
+          llmk::ClassifierBackwardOptions o = with_impl(impl);
+          o.check_targets = false;
+          d.call(Entry::RawPointers, o);
+          const std::vector<float> losses = d.losses.download();
+          EXPECT_TRUE(std::isnan(losses[5])) << losses[5];
+          EXPECT_FALSE(std::isnan(losses[4])) << losses[4];
         }
-        EXPECT_EQ(d.out().raw(), out_before) << "dlogits written before the refusal";
-        EXPECT_EQ(d.losses.raw(), losses_before) << "losses written before the refusal";
-        llmk::ClassifierBackwardOptions o = with_impl(impl);
-        o.check_targets = false;
-        d.call(Entry::RawPointers, o);
-        const std::vector<float> losses = d.losses.download();
-        EXPECT_TRUE(std::isnan(losses[5])) << losses[5];
-        EXPECT_FALSE(std::isnan(losses[4])) << losses[4];
-      }
 }
 
 // Bitwise the same results from call to call (no atomics).
 TEST(classifier_backward, Determinism) {
   const ref::Shape s = {"det", 3, 11, 1000, 1008};
-  for (const std::string& impl : kImpls)
-    for (const Precision p : kPrecisions) {
+  for (const Precision p : kPrecisions)
+    for (const std::string& impl : impls(p)) {
       const ref::HostProblem h = ref::make_problem(s, 17, p, true);
       const DeviceProblem<Space> a(h, false), b(h, false);
       a.call(Entry::Rank2Views, with_impl(impl));
@@ -227,7 +238,7 @@ TEST(classifier_backward, Determinism) {
 // B = 0 or T = 0: nothing to do, nothing refused.
 TEST(classifier_backward, EmptyShapes) {
   for (const ref::Shape& s : {ref::Shape{"b0", 0, 4, 10, 16}, ref::Shape{"t0", 3, 0, 0, 0}})
-    for (const std::string& impl : kImpls)
+    for (const std::string& impl : impls(Precision::fp32))
       for (const Entry e : {Entry::Rank2Views, Entry::Rank3Views, Entry::RawPointers}) {
         const DeviceProblem<Space> d(ref::make_problem(s, 1, Precision::fp32), true);
         EXPECT_NO_THROW(d.call(e, with_impl(impl))) << s.name << " " << impl;
@@ -239,11 +250,17 @@ TEST(classifier_backward, Queries) {
   for (const auto& info : llmk::classifier_backward_impls()) {
     names.push_back(info.name);
     EXPECT_TRUE(info.deterministic);
-    EXPECT_EQ(info.precisions, (std::vector<std::string>{"fp32", "bf16"}));
+    const std::vector<std::string> precisions =
+        info.name == "row_in_shared" ? std::vector<std::string>{"bf16"}
+                                     : std::vector<std::string>{"fp32", "bf16"};
+    EXPECT_EQ(info.precisions, precisions);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"fused", "naive"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"row_in_shared", "fused", "naive"}));
   EXPECT_EQ(llmk::classifier_backward_precisions(), (std::vector<std::string>{"fp32", "bf16"}));
-  EXPECT_EQ(llmk::classifier_backward_auto_impl<Space>("bf16"), "fused");
+  const bool on_cuda = llmk::classifier_backward_available<Space>("row_in_shared");
+  EXPECT_EQ(on_cuda, !llmk_test::is_host_space<Space>);
+  EXPECT_EQ(llmk::classifier_backward_auto_impl<Space>("bf16"), on_cuda ? "row_in_shared" : "fused");
+  EXPECT_EQ(llmk::classifier_backward_auto_impl<Space>("fp32"), "fused");
   EXPECT_TRUE(llmk::classifier_backward_available<Space>("naive"));
   EXPECT_EQ(llmk::classifier_backward_workspace_bytes<Space>(8192, 50257, 50304), 0u);
   EXPECT_THROW(llmk::classifier_backward_available<Space>("tiled"), std::invalid_argument);
@@ -267,7 +284,8 @@ TEST(classifier_backward, HugeRows) {
   TargetsView<Space> targets("huge_targets", M);
   Kokkos::View<float*, Kokkos::LayoutRight, typename Space::memory_space> losses("huge_losses", M);
   const std::vector<std::int64_t> rows = {0, 1, 42689, 42690, 42691, 42692, M - 1};
-  for (const std::string impl : {"fused", "naive"}) {
+  for (const std::string impl : {"row_in_shared", "fused", "naive"}) {
+    if (!llmk::classifier_backward_available<Space>(impl)) continue;  // row_in_shared: Cuda
     SCOPED_TRACE(impl);
     fill_huge(logits, targets, V);  // afresh: the call overwrites them
     llmk::classifier_backward(Space(), logits, losses, logits, targets, 1.0f, V, with_impl(impl));

@@ -319,7 +319,9 @@ struct TiledTuning<Kokkos::Cuda> {
 // team_size 8 / unroll 4 0.646 ms, 16 / 4 0.691, 16 / 8 0.760, 32 / 4 0.946.
 // Tried since (session of 2026-12-02, call E2): the row held in registers,
 // read once (1024 threads × 7 packs, one team an SM): 0.918 ms, slower: its
-// load, reduce and write phases do not overlap with one row an SM.
+// load, reduce and write phases do not overlap with one row an SM. On Cuda,
+// "auto" now takes "row_in_shared" for bf16 (two rows an SM in shared
+// memory, 0.521 ms: ops/classifier_backward/row_in_shared.hpp).
 template <>
 struct ClassifierTuning<Kokkos::Cuda> {
   static constexpr int team_size = 8, vector_length = 32;

@@ -8,11 +8,13 @@
 #include <core/registry.hpp>
 #include <ops/classifier_backward/fused.hpp>
 #include <ops/classifier_backward/naive.hpp>
+#include <ops/classifier_backward/row_in_shared.hpp>
 
 namespace llmk::op::classifier_backward {
 
-// "fused" reads a row once from memory; "naive" is the baseline.
-using Implementations = core::ImplList<Fused, Naive>;
+// "row_in_shared" reads a bf16 row once from memory on Cuda; "fused" reads
+// it twice, the second time mostly from the cache; "naive" is the baseline.
+using Implementations = core::ImplList<RowInShared, Fused, Naive>;
 
 struct Op {
   static constexpr const char* name = kOpName;
