@@ -1,12 +1,19 @@
-// llmk::classifier_backward in the per-space binary (LLMK_TEST_SPACE), each
-// result against the float64 reference (its reference library's tolerances,
-// element by element): every implementation × precision × shape, through
-// each entry point, in place and into a separate dlogits, with a scalar and
-// a per-position dloss; the rows that break a careless softmax (huge
-// logits, all equal, the target in the last real column, no padding); the
-// padded columns exactly zero; bad targets refused before any write;
-// determinism; rows past 2³¹ elements (`HugeRows`, label `huge`).
+// llmk::classifier_backward in the per-space binary (LLMK_TEST_SPACE): the
+// contract tests (tests/contract/) with its adapter
+// (support/classifier_adapter.hpp: targets an int32 input; dlogits a
+// separate array; variants with a per-position dloss and without losses),
+// named classifier_backward/<aspect>.<case>, and its own, named
+// classifier_backward.<case>, each result against the float64 reference (its
+// reference library's tolerances, element by element, the padded columns
+// exactly +0): in place (dlogits the logits' own array) for every
+// implementation × precision × shape × entry point, with a scalar and a
+// per-position dloss, and without losses; the rows that break a careless
+// softmax (huge logits, all equal, the target in the last real column, no
+// padding); bad targets refused before any write; the implementation list;
+// rows past 2³¹ elements (`HugeRows`, label `huge`).
 // (Bad arguments on the host: test_classifier_bad_inputs.cpp.)
+#include "contract/all.hpp"
+#include "support/classifier_adapter.hpp"
 #include "support/classifier_device.hpp"
 #include "support/huge_array.hpp"
 
@@ -100,32 +107,17 @@ std::string trace(const ref::Shape& s, const std::string& impl, Precision p, Ent
          (in_place ? " in place" : " separate") + (per_position ? " dloss per position" : "");
 }
 
-// Every shape × implementation × precision, the entries, in place or not and
-// the two kinds of dloss in turn.
-TEST(classifier_backward, Accuracy) {
-  int k = 0;
+// In place (the contract's tests write a separate dlogits): every shape ×
+// implementation × precision × entry, with both kinds of dloss.
+TEST(classifier_backward, InPlace) {
   for (const ref::Shape& s : ref::test_shapes())
     for (const Precision p : kPrecisions)
-      for (const std::string& impl : impls(p)) {
-        const Entry e = Entry(k % 3);
-        const bool in_place = k % 2 == 0, per_position = (k / 2) % 2 == 1;
-        ++k;
-        SCOPED_TRACE(trace(s, impl, p, e, in_place, per_position));
-        expect_matches(ref::make_problem(s, 7 + std::uint32_t(k), p, per_position), impl, e,
-                       in_place);
-      }
-}
-
-// Every entry with both kinds of dloss, in place and not, on one shape.
-TEST(classifier_backward, Entries) {
-  const ref::Shape s = {"entries", 2, 5, 100, 104};
-  for (const Entry e : {Entry::Rank2Views, Entry::Rank3Views, Entry::RawPointers})
-    for (const bool in_place : {true, false})
-      for (const bool per_position : {false, true})
-        for (const Precision p : kPrecisions) {
-          SCOPED_TRACE(trace(s, "auto", p, e, in_place, per_position));
-          expect_matches(ref::make_problem(s, 11, p, per_position), "auto", e, in_place);
-        }
+      for (const std::string& impl : impls(p))
+        for (const Entry e : {Entry::Rank2Views, Entry::Rank3Views, Entry::RawPointers})
+          for (const bool per_position : {false, true}) {
+            SCOPED_TRACE(trace(s, impl, p, e, true, per_position));
+            expect_matches(ref::make_problem(s, 7, p, per_position), impl, e, true);
+          }
 }
 
 // Rows that a softmax without its max, or with a careless online merge,
@@ -168,7 +160,8 @@ TEST(classifier_backward, TargetInLastColumn) {
       }
 }
 
-// Without losses: dlogits alone, the same values.
+// Without losses, in place (the contract's "nolosses" variant writes a
+// separate dlogits): dlogits alone, the same values.
 TEST(classifier_backward, WithoutLosses) {
   const ref::Shape s = {"nolosses", 2, 3, 70, 72};
   for (const Precision p : kPrecisions)
@@ -219,30 +212,6 @@ TEST(classifier_backward, BadTargetsRefusedBeforeAnyWrite) {
           EXPECT_TRUE(std::isnan(losses[5])) << losses[5];
           EXPECT_FALSE(std::isnan(losses[4])) << losses[4];
         }
-}
-
-// Bitwise the same results from call to call (no atomics).
-TEST(classifier_backward, Determinism) {
-  const ref::Shape s = {"det", 3, 11, 1000, 1008};
-  for (const Precision p : kPrecisions)
-    for (const std::string& impl : impls(p)) {
-      const ref::HostProblem h = ref::make_problem(s, 17, p, true);
-      const DeviceProblem<Space> a(h, false), b(h, false);
-      a.call(Entry::Rank2Views, with_impl(impl));
-      b.call(Entry::Rank2Views, with_impl(impl));
-      EXPECT_EQ(a.out().raw(), b.out().raw()) << impl;
-      EXPECT_EQ(a.losses.raw(), b.losses.raw()) << impl;
-    }
-}
-
-// B = 0 or T = 0: nothing to do, nothing refused.
-TEST(classifier_backward, EmptyShapes) {
-  for (const ref::Shape& s : {ref::Shape{"b0", 0, 4, 10, 16}, ref::Shape{"t0", 3, 0, 0, 0}})
-    for (const std::string& impl : impls(Precision::fp32))
-      for (const Entry e : {Entry::Rank2Views, Entry::Rank3Views, Entry::RawPointers}) {
-        const DeviceProblem<Space> d(ref::make_problem(s, 1, Precision::fp32), true);
-        EXPECT_NO_THROW(d.call(e, with_impl(impl))) << s.name << " " << impl;
-      }
 }
 
 TEST(classifier_backward, Queries) {
@@ -314,5 +283,9 @@ TEST(classifier_backward, HugeRows) {
     }
   }
 }
+
+[[maybe_unused]] const bool registered =
+    (llmk_test::contract::register_space_tests<llmk_test::ClassifierBackwardContract, Space>(),
+     true);
 
 }  // namespace

@@ -1,8 +1,18 @@
 // llmk::classifier_backward's argument checks (the validation binary, on the
-// default host space): each bad argument refused with std::invalid_argument
-// naming it, before anything is written (the logits are checked unchanged
-// after every refusal). Bad targets (values) are the per-space binary's
-// (test_classifier_backward.cpp: they are checked on the device).
+// default host space): the contract's bad inputs (tests/contract/bad_inputs.hpp,
+// support/classifier_adapter.hpp: extents, ranks of the leader logits, null
+// pointers, negative and overflowing sizes, overlaps, workspace overlaps,
+// element types, implementation names; dlogits a separate array), and what
+// they do not try, each refused with std::invalid_argument naming it before
+// anything is written (the logits are checked unchanged after every
+// refusal): targets of the other rank than logits, V above Vp, negative or 0
+// with rows; Vp past every implementation's column limit without rows
+// (ColumnLimits); the workspace over the logits in place (named as
+// dlogits, their own array). Bad targets (values)
+// are the per-space binary's (test_classifier_backward.cpp: they are
+// checked on the device).
+#include "contract/bad_inputs.hpp"
+#include "support/classifier_adapter.hpp"
 #include "support/classifier_device.hpp"
 
 #include <gtest/gtest.h>
@@ -26,9 +36,8 @@ using llmk::TensorRef;
 struct Fixture {
   static constexpr std::int64_t B = 2, T = 3, M = 6, V = 5, Vp = 8;
   std::vector<float> logits = std::vector<float>(M * Vp, 0.5f), copy = logits;
-  std::vector<float> losses = std::vector<float>(M, 0.0f), dloss = std::vector<float>(M, 1.0f);
+  std::vector<float> losses = std::vector<float>(M, 0.0f);
   std::vector<std::int32_t> targets = std::vector<std::int32_t>(M, 1);
-  std::vector<llmk::bf16> bf = std::vector<llmk::bf16>(M * Vp, llmk::bf16(0.5f));
 
   TensorRef<Space> out(std::initializer_list<std::int64_t> e) {
     return TensorRef<Space>({logits.data(), DType::f32}, e);
@@ -63,19 +72,8 @@ TEST(classifier_backward_BadInputs, Shapes) {
                   llmk::TargetsRef<Space> t, llmk::DlossRef<Space> d, std::int64_t v) {
     return [=] { llmk::classifier_backward(Space(), dl, loss, lg, t, d, v); };
   };
-  expect_refused(f, call(f.out({M * Vp}), f.loss_ref(), f.in({M * Vp}), f.tgt(), 1.0f, V),
-                 {"'logits'", "rank 2 (M, Vp) or rank 3"});
-  expect_refused(f, call(f.out({M, Vp - 1}), f.loss_ref(), f.in({M, Vp}), f.tgt(), 1.0f, V),
-                 {"'dlogits'", "(6, 7)", "(6, 8)"});
-  expect_refused(f, call(f.out({M, Vp}), f.loss_ref(), f.in({M, Vp}), f.tgt({M - 1}), 1.0f, V),
-                 {"'targets'", "(5)"});
   expect_refused(f, call(f.out({B, T, Vp}), f.loss_ref({B, T}), f.in({B, T, Vp}), f.tgt({M}), 1.0f, V),
                  {"'targets'", "(B, T)"});
-  expect_refused(f, call(f.out({M, Vp}), f.loss_ref({M - 1}), f.in({M, Vp}), f.tgt(), 1.0f, V),
-                 {"'losses'"});
-  const ConstTensorRef<Space> short_dloss({f.dloss.data(), DType::f32}, {M - 1});
-  expect_refused(f, call(f.out({M, Vp}), f.loss_ref(), f.in({M, Vp}), f.tgt(), short_dloss, V),
-                 {"'dloss'"});
   expect_refused(f, call(f.out({M, Vp}), f.loss_ref(), f.in({M, Vp}), f.tgt(), 1.0f, Vp + 1),
                  {"V = 9", "Vp = 8"});
   expect_refused(f, call(f.out({M, Vp}), f.loss_ref(), f.in({M, Vp}), f.tgt(), 1.0f, -1),
@@ -84,46 +82,10 @@ TEST(classifier_backward_BadInputs, Shapes) {
                  {"V = 0"});
 }
 
-TEST(classifier_backward_BadInputs, Types) {
+// No rows, but rows too wide for every implementation: refused on Vp.
+TEST(classifier_backward_BadInputs, ColumnLimits) {
   Fixture f;
-  const auto M = f.M, Vp = f.Vp, V = f.V;
-  // dlogits bf16, logits float.
-  expect_refused(f, [&] {
-    llmk::classifier_backward(Space(), TensorRef<Space>({f.bf.data(), DType::bf16}, {M, Vp}),
-                              f.loss_ref(), f.in({M, Vp}), f.tgt(), 1.0f, V);
-  }, {"element types", "logits float32", "dlogits bf16"});
-  expect_refused(f, [&] {
-    llmk::classifier_backward(Space(), f.out({M, Vp}),
-                              TensorRef<Space>({f.bf.data(), DType::bf16}, {M}), f.in({M, Vp}),
-                              f.tgt(), 1.0f, V);
-  }, {"'losses'", "bf16", "float32"});
-  expect_refused(f, [&] {
-    llmk::classifier_backward(Space(), f.out({M, Vp}), f.loss_ref(), f.in({M, Vp}), f.tgt(),
-                              ConstTensorRef<Space>({f.bf.data(), DType::bf16}, {M}), V);
-  }, {"'dloss'", "bf16"});
-}
-
-TEST(classifier_backward_BadInputs, RawPointers) {
-  Fixture f;
-  const auto B = f.B, T = f.T, V = f.V, Vp = f.Vp;
   float* const lg = f.logits.data();
-  expect_refused(f, [&] {
-    llmk::classifier_backward(Space(), lg, f.losses.data(), lg, nullptr, 1.0f, B, T, V, Vp);
-  }, {"'targets'", "null"});
-  expect_refused(f, [&] {
-    llmk::classifier_backward(Space(), nullptr, f.losses.data(), lg, f.targets.data(), 1.0f, B, T, V, Vp);
-  }, {"'dlogits'", "null"});
-  expect_refused(f, [&] {
-    llmk::classifier_backward(Space(), lg, f.losses.data(), lg, f.targets.data(), 1.0f, -1, T, V, Vp);
-  }, {"dimension B = -1"});
-  constexpr std::int64_t k32 = std::int64_t(1) << 32, k61 = std::int64_t(1) << 61;
-  expect_refused(f, [&] {
-    llmk::classifier_backward(Space(), lg, f.losses.data(), lg, f.targets.data(), 1.0f, k32, k32, V, Vp);
-  }, {"M = B·T"});
-  expect_refused(f, [&] {
-    llmk::classifier_backward(Space(), lg, f.losses.data(), lg, f.targets.data(), 1.0f, 1, 1, V, k61);
-  }, {"M·Vp"});
-  // No rows, but rows too wide for every implementation: refused on Vp.
   for (const char* impl : {"fused", "naive"}) {
     llmk::ClassifierBackwardOptions o;
     o.impl = impl;
@@ -132,23 +94,6 @@ TEST(classifier_backward_BadInputs, RawPointers) {
                                 std::int64_t(1) << 31, o);
     }, {"Vp = 2147483648 exceeds", impl});
   }
-}
-
-TEST(classifier_backward_BadInputs, Storage) {
-  Fixture f;
-  const auto M = f.M, Vp = f.Vp, V = f.V;
-  // dlogits one row into the logits: overlapping, not the same array.
-  std::vector<float> big(std::size_t((M + 1) * Vp), 0.5f);
-  expect_refused(f, [&] {
-    llmk::classifier_backward(Space(), TensorRef<Space>({big.data() + Vp, DType::f32}, {M, Vp}),
-                              f.loss_ref(), ConstTensorRef<Space>({big.data(), DType::f32}, {M, Vp}),
-                              f.tgt(), 1.0f, V);
-  }, {"'dlogits'", "overlaps", "'logits'"});
-  // losses inside the logits (in place).
-  expect_refused(f, [&] {
-    llmk::classifier_backward(Space(), f.out({M, Vp}), TensorRef<Space>({f.logits.data() + 3, DType::f32}, {M}),
-                              f.in({M, Vp}), f.tgt(), 1.0f, V);
-  }, {"'losses'", "overlaps"});
 }
 
 // The context's workspace (Context::use_workspace) in the memory of an
@@ -176,19 +121,10 @@ TEST(classifier_backward_BadInputs, WorkspaceOverlap) {
   }
 }
 
-TEST(classifier_backward_BadInputs, ImplNames) {
-  Fixture f;
-  for (const char* impl : {"tiled", "blocked", "", "Fused"}) {
-    llmk::ClassifierBackwardOptions o;
-    o.impl = impl;
-    // Fixture::M, not f.M: nvcc's front end rejects static members named
-    // through an object inside braces.
-    const auto dlogits = f.out({Fixture::M, Fixture::Vp});
-    const auto logits = f.in({Fixture::M, Fixture::Vp});
-    expect_refused(f, [&] {
-      llmk::classifier_backward(Space(), dlogits, f.loss_ref(), logits, f.tgt(), 1.0f, f.V, o);
-    }, {"options.impl", "fused, naive"});
-  }
-}
+using Host = Kokkos::DefaultHostExecutionSpace;
+
+[[maybe_unused]] const bool registered =
+    (llmk_test::contract::register_bad_input_tests<llmk_test::ClassifierBackwardContract, Host>(),
+     true);
 
 }  // namespace

@@ -68,7 +68,7 @@ void check_backends_agree(const ImplPrecision& ip) {
       EXPECT_TRUE(bitwise_equal(specs, tested, reference))
           << Tested::name() << " against " << Reference::name();
     else
-      EXPECT_TRUE(close_to<Op>(specs, ip.precision, tested, reference, ref_precision))
+      EXPECT_TRUE(close_to<Op>(p, tested, reference, ref_precision))
           << Tested::name() << " against " << Reference::name();
   }
 }

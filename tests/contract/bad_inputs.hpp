@@ -4,31 +4,39 @@
 // every array, outputs and inputs, bitwise as it was (guard bands included);
 // each bad call runs twice, with the outputs accumulated from their initial
 // values and overwritten from poisoned ones. From the adapter's ArgSpecs, in
-// each variant of Op::bad_input_shape() (test names end in "_<variant>"):
+// each variant of Op::bad_input_shape() (test names end in "_<variant>"),
+// int32 arguments (tokens, targets) among them, a made-up one holding random
+// valid values:
 //   Extents       each argument with a wrong last extent (but one whose last
 //                 extent defines a size) and, where it has two, a wrong first
-//                 one (the leader, whose extents fix the others', with a wrong
-//                 rank), through the rank-2 entry, and its rank-3 extents with
-//                 T + 1 and with B + 1
+//                 one (but one whose first extent defines a size; the leader,
+//                 whose extents fix the others', with a wrong rank), through
+//                 the rank-2 entry, and its rank-3 extents with T + 1 and
+//                 with B + 1
 //   NullPointer   each argument that has elements, null (raw pointers)
 //   Negative      each size of the raw-pointer entry, -3
 //   Overflow      Op::overflows(): products past 2^60 elements (raw pointers;
 //                 the arrays behind them are small: nothing may be touched)
 //   Aliasing      each output sharing memory with each other argument (the
-//                 same address, and overlapping by one element), through
-//                 the rank-2 and rank-3 views and the raw pointers
+//                 same address, and overlapping by one element; only the
+//                 latter where the output may be written in place of the
+//                 argument), through the rank-2 and rank-3 views and the raw
+//                 pointers
 //   WorkspaceOverlap  the context's workspace (Context::use_workspace) in
 //                 the memory of each argument (from its first byte, and from
 //                 its last)
 //   Accepted      what must not be refused: inputs sharing memory (in some
-//                 variant), all arguments adjacent in one buffer, the
+//                 variant, unless the adapter says that no two inputs are
+//                 alike), all arguments adjacent in one buffer, the
 //                 context's workspace ending where they start, and starting
 //                 where they end
 //   ElementTypes  in each configuration of element types: an input of another
 //                 type than the first of its group ('inp' is bf16 but dout is
 //                 float32), and each role in the other type where that makes
 //                 no configuration ("mean and rstd bf16"), through rank-2 and
-//                 rank-3 views and raw pointers
+//                 rank-3 views and raw pointers; an argument of one type in
+//                 every configuration outside the roles (the classifier's
+//                 losses) in the other, through the views
 //   ImplNames     unknown names and other operations' implementation names
 //                 (the message lists the valid ones), in every function that
 //                 takes a name
@@ -74,14 +82,21 @@ class BadCall {
   llmk::Context<Space>* context = nullptr;
 
   // Argument i is a new array of `elements` elements of `dtype` (values
-  // random); returns it.
+  // random; an int32 argument's valid, and int32 whatever `dtype`); returns it.
   const GuardedArray<Space>& replace(std::size_t i, std::int64_t elements, llmk::DType dtype) {
-    std::vector<float> values(std::size_t(std::max<std::int64_t>(elements, 0)));
-    llmk::reference::fill_random(values, 99 + std::uint32_t(i));
-    extra_.push_back(std::make_unique<GuardedArray<Space>>(specs_[i].name + " (replaced)", values,
-                                                           Alignment::Allocation, dtype));
+    const std::string label = specs_[i].name + " (replaced)";
+    const std::uint32_t seed = 99 + std::uint32_t(i);
+    if (specs_[i].int32) {
+      extra_.push_back(std::make_unique<GuardedArray<Space>>(
+          label, random_ints(elements, specs_[i].int_limit, seed), Alignment::Allocation));
+    } else {
+      std::vector<float> values(std::size_t(std::max<std::int64_t>(elements, 0)));
+      llmk::reference::fill_random(values, seed);
+      extra_.push_back(
+          std::make_unique<GuardedArray<Space>>(label, values, Alignment::Allocation, dtype));
+      specs_[i].dtype = dtype;
+    }
     data_[i] = extra_.back()->raw();
-    specs_[i].dtype = dtype;
     return *extra_.back();
   }
   // A new array of `elements` floats, not an argument yet.
@@ -96,7 +111,7 @@ class BadCall {
   // The call must throw std::invalid_argument with every fragment in its
   // message, and leave every array bitwise as it was.
   void expect_refused(const std::vector<std::string>& fragments) {
-    const std::vector<std::vector<float>> before = snapshot();
+    const std::vector<Contents> before = snapshot();
     try {
       call();
       ADD_FAILURE() << "no exception thrown";
@@ -105,9 +120,13 @@ class BadCall {
     } catch (const std::exception& e) {
       ADD_FAILURE() << "expected std::invalid_argument, got another exception: " << e.what();
     }
-    const std::vector<std::vector<float>> after = snapshot();
-    for (std::size_t i = 0; i < before.size() && i < after.size(); ++i)
-      EXPECT_TRUE(bitwise_equal(name(i).c_str(), after[i], before[i])) << "written by a refused call";
+    const std::vector<Contents> after = snapshot();
+    for (std::size_t i = 0; i < before.size() && i < after.size(); ++i) {
+      EXPECT_TRUE(bitwise_equal(name(i).c_str(), after[i].floats, before[i].floats))
+          << "written by a refused call";
+      EXPECT_TRUE(bitwise_equal(name(i).c_str(), after[i].ints, before[i].ints))
+          << "written by a refused call";
+    }
   }
 
   void call() const { call_with<Op, Space>(entry, specs_, data_, dims_, options_, context); }
@@ -121,10 +140,19 @@ class BadCall {
   std::string name(std::size_t i) const {
     return i < specs_.size() ? d_.specs()[i].name : "replacement " + std::to_string(i - specs_.size());
   }
-  std::vector<std::vector<float>> snapshot() const {
-    std::vector<std::vector<float>> v(specs_.size() + extra_.size());
-    for (std::size_t i = 0; i < v.size(); ++i)
-      EXPECT_TRUE(array(i).download(name(i).c_str(), v[i])) << "a guard band was written";
+  // An array's elements: floats (bf16 widened), or int32 ones.
+  struct Contents {
+    std::vector<float> floats;
+    std::vector<std::int32_t> ints;
+  };
+  std::vector<Contents> snapshot() const {
+    std::vector<Contents> v(specs_.size() + extra_.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const GuardedArray<Space>& a = array(i);
+      EXPECT_TRUE(a.int32() ? a.download(name(i).c_str(), v[i].ints)
+                            : a.download(name(i).c_str(), v[i].floats))
+          << "a guard band was written";
+    }
     return v;
   }
 
@@ -273,12 +301,16 @@ void check_overflow(const typename Op::Shape& shape, const Overflow& overflow) {
   }
 }
 
-// Output o at the same address as argument x, then overlapping the last
-// element of x, through each entry point (the views' and the raw pointers').
+// Output o at the same address as argument x (but where o may be written in
+// place of x: ArgSpec::in_place_of), then overlapping the last element of x,
+// through each entry point (the views' and the raw pointers').
 template <class Op, class Space>
 void check_aliasing(const typename Op::Shape& shape, std::size_t o, std::size_t x) {
+  const std::vector<ArgSpec> specs = Op::args(shape, Precision::fp32);
+  const bool in_place = !specs[o].in_place_of.empty() && specs[o].in_place_of == specs[x].name;
   for (const bool partial : {false, true})
     for (const Entry entry : {Entry::Rank2Views, Entry::Rank3Views, Entry::RawPointers}) {
+      if (in_place && !partial) continue;
       SCOPED_TRACE(std::string(partial ? "overlapping by one element" : "the same address") +
                    ", entry " + entry_test_name(entry));
       for_both_updates<Op, Space>(shape, Precision::fp32, [&](BadCall<Op, Space>& bad) {
@@ -289,7 +321,7 @@ void check_aliasing(const typename Op::Shape& shape, std::size_t o, std::size_t 
         const std::int64_t n = so.elements() + sx.elements();
         const GuardedArray<Space>& shared = bad.buffer(n);
         auto* base = static_cast<unsigned char*>(shared.raw());
-        const std::size_t o_elem = so.dtype == llmk::DType::f32 ? 4 : 2;
+        const std::size_t o_elem = so.element_bytes();
         bad.data()[x] = base;
         bad.data()[o] = partial ? base + sx.bytes() - o_elem : base;
         bad.expect_refused({"'" + so.name + "'", "'" + sx.name + "'", "overlaps"});
@@ -342,25 +374,34 @@ int check_accepted(const typename Op::Shape& shape) {
     for (std::size_t b = a + 1; b < ins.size(); ++b) {
       const ArgSpec& x = specs[ins[a]];
       const ArgSpec& y = specs[ins[b]];
-      if (x.elements() == 0 || x.elements() != y.elements() || x.dtype != y.dtype) continue;
+      if (x.elements() == 0 || x.elements() != y.elements() || !x.same_type(y)) continue;
       ++pairs;
       SCOPED_TRACE(x.name + " and " + y.name + " in the same memory");
       BadCall<Op, Space> call(p, none);
       call.data()[ins[b]] = call.data()[ins[a]];
       EXPECT_NO_THROW(call.call());
     }
-  // Every argument back to back in one float buffer (fp32: all float),
-  // between two workspaces (NaN: a call must not depend on what they held):
-  // the context's right before the first argument, then right after the last.
+  // Every argument back to back in one float buffer (fp32: all float, or
+  // int32, whose bits it holds), between two workspaces (NaN: a call must not
+  // depend on what they held): the context's right before the first
+  // argument, then right after the last.
   BadCall<Op, Space> call(p, none);
   const std::size_t workspace_bytes = test_workspace_bytes<Op, Space>(shape, call.options());
   const std::size_t workspace_floats = (workspace_bytes + 3) / 4;
   std::vector<float> all(workspace_floats, std::numeric_limits<float>::quiet_NaN());
   std::vector<std::size_t> offset;
+  std::vector<std::vector<float>> contents;  // each argument's, as the buffer holds them
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    EXPECT_EQ(specs[i].dtype, llmk::DType::f32) << specs[i].name << " is not float in fp32";
+    if (specs[i].int32) {
+      const std::vector<std::int32_t>& ints = int_values_of<Op>(p, i);
+      contents.emplace_back(ints.size());
+      if (!ints.empty()) std::memcpy(contents.back().data(), ints.data(), ints.size() * 4);
+    } else {
+      EXPECT_EQ(specs[i].dtype, llmk::DType::f32) << specs[i].name << " is not float in fp32";
+      contents.push_back(Op::values(p, i));
+    }
     offset.push_back(all.size());
-    all.insert(all.end(), Op::values(p, i).begin(), Op::values(p, i).end());
+    all.insert(all.end(), contents.back().begin(), contents.back().end());
   }
   const std::size_t after = all.size();
   all.resize(after + workspace_floats, std::numeric_limits<float>::quiet_NaN());
@@ -382,16 +423,23 @@ int check_accepted(const typename Op::Shape& shape) {
     EXPECT_TRUE(buffer.download("buffer", got));
     const auto part = [&](std::size_t i) {
       const auto first = got.begin() + std::ptrdiff_t(offset[i]);
-      return std::vector<float>(first, first + std::ptrdiff_t(Op::values(p, i).size()));
+      return std::vector<float>(first, first + std::ptrdiff_t(contents[i].size()));
     };
     Outputs r;
     for (std::size_t i : output_indices(specs)) r.push_back(part(i));
-    expect_matches_reference<Op>(specs, r, Op::reference(p, none), Precision::fp32, false);
+    expect_matches_reference<Op>(specs, r, Op::reference(p, none), Precision::fp32, false, &p);
     for (std::size_t i : ins)
-      EXPECT_TRUE(bitwise_equal(specs[i].name.c_str(), part(i), Op::values(p, i)));
+      EXPECT_TRUE(bitwise_equal(specs[i].name.c_str(), part(i), contents[i]));
   }
   return pairs;
 }
+
+// Whether the adapter says that no two inputs are alike (operation.hpp).
+template <class Op, class = void>
+struct no_two_inputs_alike : std::false_type {};
+template <class Op>
+struct no_two_inputs_alike<Op, std::void_t<decltype(Op::no_two_inputs_alike)>>
+    : std::bool_constant<Op::no_two_inputs_alike> {};
 
 template <class Op, class Space>
 void check_accepted_in_every_variant() {
@@ -400,7 +448,12 @@ void check_accepted_in_every_variant() {
     SCOPED_TRACE(shape.name);
     pairs += check_accepted<Op, Space>(shape);
   }
-  EXPECT_GT(pairs, 0) << "no two inputs of the same size to share in any variant";
+  if constexpr (no_two_inputs_alike<Op>::value) {
+    EXPECT_EQ(pairs, 0) << "the adapter says no two inputs are alike, yet " << pairs << " were";
+    std::printf("no two inputs of one type and size to share (the adapter's no_two_inputs_alike)\n");
+  } else {
+    EXPECT_GT(pairs, 0) << "no two inputs of the same size to share in any variant";
+  }
 }
 
 // Whether these element types (one per argument, present ones) are some
@@ -447,6 +500,21 @@ void check_role_type(const typename Op::Shape& shape, Precision precision, const
     }
     ASSERT_FALSE(is_a_configuration<Op>(shape, bad.specs()));
     bad.expect_refused({"element types", role + " " + llmk::dtype_name(to)});
+  });
+}
+
+// An argument of one element type in every configuration and outside the
+// configurations' roles (ArgSpec::role empty: classifier's losses, float32
+// always) in the other type: refused naming it and both types.
+template <class Op, class Space>
+void check_fixed_type(const typename Op::Shape& shape, Precision precision, std::size_t i,
+                      Entry entry) {
+  for_both_updates<Op, Space>(shape, precision, [&](BadCall<Op, Space>& bad) {
+    bad.entry = entry;
+    const ArgSpec s = bad.specs()[i];
+    const llmk::DType to = other_dtype(s.dtype);
+    bad.replace(i, s.elements(), to);
+    bad.expect_refused({"'" + s.name + "'", llmk::dtype_name(to), llmk::dtype_name(s.dtype)});
   });
 }
 
@@ -505,14 +573,15 @@ void register_bad_input_tests(const std::string& variant) {
     if (!s.defines_last_extent)
       add("Extents_" + s.name + "_rank2", what,
           [=] { check_extents<Op, Space>(shape, i, Entry::Rank2Views, WrongExtent::Last); });
-    if (s.rank2.size() == 2 && !s.leader)
+    if (s.rank2.size() == 2 && !s.leader && !s.defines_first_extent)
       add("Extents_" + s.name + "_rank2_rows", what,
           [=] { check_extents<Op, Space>(shape, i, Entry::Rank2Views, WrongExtent::First); });
     if (s.rank3 != s.rank2 && !s.leader) {
       add("Extents_" + s.name + "_rank3", what,
           [=] { check_extents<Op, Space>(shape, i, Entry::Rank3Views, WrongExtent::Last); });
-      add("Extents_" + s.name + "_rank3_batch", what,
-          [=] { check_extents<Op, Space>(shape, i, Entry::Rank3Views, WrongExtent::First); });
+      if (!s.defines_first_extent)
+        add("Extents_" + s.name + "_rank3_batch", what,
+            [=] { check_extents<Op, Space>(shape, i, Entry::Rank3Views, WrongExtent::First); });
     }
     if (s.elements() > 0 && !s.optional)
       add("NullPointer_" + s.name, what, [=] { check_null_pointer<Op, Space>(shape, i); });
@@ -536,7 +605,9 @@ void register_bad_input_tests(const std::string& variant) {
       if (x == o || specs[o].elements() == 0 || specs[x].elements() == 0) continue;
       if (specs[x].output && x < o) continue;  // each pair of outputs once
       add("Aliasing_" + specs[o].name + "_" + specs[x].name,
-          "output " + specs[o].name + " in the memory of " + specs[x].name,
+          "output " + specs[o].name + " in the memory of " + specs[x].name +
+              (specs[o].in_place_of == specs[x].name ? " (overlapping only: in place is a call)"
+                                                     : ""),
           [=] { check_aliasing<Op, Space>(shape, o, x); });
     }
   for (std::size_t x = 0; x < specs.size(); ++x)
@@ -561,10 +632,19 @@ void register_bad_input_tests(const std::string& variant) {
             [=] { check_group_type<Op, Space>(shape, precision, leader, m, entry); });
       }
     }
+    // Arguments of one type in every configuration, outside the roles.
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      if (!ps[i].role.empty() || ps[i].int32 || !ps[i].present || !ps[i].float_only) continue;
+      for (const Entry entry : {Entry::Rank2Views, Entry::Rank3Views})
+        add("ElementType_" + ps[i].name + "_" + pname + "_" + entry_test_name(entry),
+            "argument " + ps[i].name + " in the other type, precision " + pname,
+            [=] { check_fixed_type<Op, Space>(shape, precision, i, entry); });
+    }
     // Roles: all their arguments in the other type, where no configuration has it.
     std::vector<std::string> roles;
     for (const ArgSpec& s : ps)
-      if (s.present && std::find(roles.begin(), roles.end(), s.role) == roles.end())
+      if (s.present && !s.role.empty() &&
+          std::find(roles.begin(), roles.end(), s.role) == roles.end())
         roles.push_back(s.role);
     for (const std::string& role : roles) {
       std::vector<ArgSpec> flipped = ps;

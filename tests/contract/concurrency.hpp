@@ -104,7 +104,7 @@ struct Job {
   }
   ::testing::AssertionResult same_as_solo(const Outputs& r) const {
     return repeatable ? bitwise_equal(specs(), r, solo)
-                      : close_to<Op>(specs(), p.precision, r, solo);
+                      : close_to<Op>(p, r, solo);
   }
 };
 

@@ -58,6 +58,29 @@ llmk::ConstTensorRef<Space> in_view(const void* data, llmk::DType dtype,
                                    : typed_const_view<Space, llmk::bf16>(data, e);
 }
 
+// Op's calls, with the int32 arguments apart where it has them
+// (operation.hpp).
+template <class Op, class Target, class Space>
+void call_views(Target& target, const std::vector<llmk::TensorRef<Space>>& outs,
+                const std::vector<llmk::ConstTensorRef<Space>>& ins,
+                const std::vector<IntArg>& ints, const std::vector<std::int64_t>& dims,
+                const typename Op::Options& options) {
+  if constexpr (has_int_args<Op>::value)
+    Op::call(target, outs, ins, ints, dims, options);
+  else
+    (void)ints, Op::call(target, outs, ins, options);
+}
+template <class Op, class Target>
+void call_pointers(Target& target, const std::vector<llmk::BufferRef>& outs,
+                   const std::vector<llmk::ConstBufferRef>& ins,
+                   const std::vector<const std::int32_t*>& ints,
+                   const std::vector<std::int64_t>& dims, const typename Op::Options& options) {
+  if constexpr (has_int_args<Op>::value)
+    Op::call_raw(target, outs, ins, ints, dims, options);
+  else
+    (void)ints, Op::call_raw(target, outs, ins, dims, options);
+}
+
 // Calls the operation through `entry` with argument i at data[i] as specs[i]
 // says (extents, element type; absent: an output an empty view, an input no
 // argument, either nullptr through raw pointers), on `ctx` or, without one,
@@ -71,7 +94,12 @@ void call_with(Entry entry, const std::vector<ArgSpec>& specs, const std::vector
   if (entry == Entry::RawPointers) {
     std::vector<llmk::BufferRef> outs;
     std::vector<llmk::ConstBufferRef> ins;
+    std::vector<const std::int32_t*> ints;
     for (std::size_t i = 0; i < specs.size(); ++i) {
+      if (specs[i].int32) {
+        ints.push_back(specs[i].present ? static_cast<const std::int32_t*>(data[i]) : nullptr);
+        continue;
+      }
       const llmk::BufferRef b =
           specs[i].present ? llmk::BufferRef(data[i], specs[i].dtype) : llmk::BufferRef(nullptr);
       if (specs[i].output)
@@ -80,12 +108,13 @@ void call_with(Entry entry, const std::vector<ArgSpec>& specs, const std::vector
         ins.push_back(b);
     }
     if (ctx)
-      Op::call_raw(*ctx, outs, ins, dims, options);
+      call_pointers<Op>(*ctx, outs, ins, ints, dims, options);
     else
-      Op::call_raw(exec, outs, ins, dims, options);
+      call_pointers<Op>(exec, outs, ins, ints, dims, options);
   } else {
     std::vector<llmk::TensorRef<Space>> outs;
     std::vector<llmk::ConstTensorRef<Space>> ins;
+    std::vector<IntArg> ints;
     for (std::size_t i = 0; i < specs.size(); ++i) {
       const ArgSpec& s = specs[i];
       // An absent output: an empty view (whose data pointer lies between two
@@ -93,7 +122,9 @@ void call_with(Entry entry, const std::vector<ArgSpec>& specs, const std::vector
       const std::vector<std::int64_t> e =
           !s.present ? std::vector<std::int64_t>{0}
                      : entry == Entry::Rank3Views ? s.rank3 : s.rank2;
-      if (s.output)
+      if (s.int32)
+        ints.push_back(s.present ? IntArg{static_cast<const std::int32_t*>(data[i]), e} : IntArg{});
+      else if (s.output)
         outs.push_back(out_view<Space>(data[i], s.dtype, e));
       else if (s.present)
         ins.push_back(in_view<Space>(data[i], s.dtype, e));
@@ -101,9 +132,9 @@ void call_with(Entry entry, const std::vector<ArgSpec>& specs, const std::vector
         ins.emplace_back();
     }
     if (ctx)
-      Op::call(*ctx, outs, ins, options);
+      call_views<Op>(*ctx, outs, ins, ints, dims, options);
     else
-      Op::call(exec, outs, ins, options);
+      call_views<Op>(exec, outs, ins, ints, dims, options);
   }
   if (fence) (ctx ? ctx->exec() : exec).fence();
 }
@@ -127,9 +158,13 @@ class DeviceProblem {
   explicit DeviceProblem(const Problem& p)
       : specs_(Op::args(p.shape, p.precision)), dims_(dim_values(Op::dims(p.shape))) {
     arrays_.reserve(specs_.size());
-    for (std::size_t i = 0; i < specs_.size(); ++i)
-      arrays_.emplace_back(specs_[i].name, Op::values(p, i), specs_[i].alignment,
-                           specs_[i].dtype);
+    for (std::size_t i = 0; i < specs_.size(); ++i) {
+      if (specs_[i].int32)
+        arrays_.emplace_back(specs_[i].name, int_values_of<Op>(p, i), specs_[i].alignment);
+      else
+        arrays_.emplace_back(specs_[i].name, Op::values(p, i), specs_[i].alignment,
+                             specs_[i].dtype);
+    }
   }
 
   const std::vector<ArgSpec>& specs() const { return specs_; }
@@ -166,6 +201,13 @@ class DeviceProblem {
                                       const Space& exec = Space()) const {
     out.clear();
     for (std::size_t i = 0; i < specs_.size(); ++i) {
+      if (specs_[i].int32) {  // (an input)
+        std::vector<std::int32_t> v;
+        auto ok = arrays_[i].download(specs_[i].name.c_str(), v);
+        if (ok) ok = bitwise_equal(("input " + specs_[i].name).c_str(), v, int_values_of<Op>(p, i));
+        if (!ok) return ok;
+        continue;
+      }
       std::vector<float> v;
       const auto ok = arrays_[i].download(specs_[i].name.c_str(), v, exec);
       if (!ok) return ok;
@@ -188,20 +230,38 @@ class DeviceProblem {
 
 // --- comparisons --------------------------------------------------------------------
 
+// An adapter that compares its outputs its own way has Op::matches
+// (operation.hpp).
+template <class Op, class = void>
+struct has_own_comparison : std::false_type {};
+template <class Op>
+struct has_own_comparison<Op, std::void_t<decltype(Op::matches(
+                                  std::declval<const typename Op::Problem&>(), std::size_t(0),
+                                  std::declval<const std::vector<float>&>(),
+                                  std::declval<const std::vector<double>&>(), 1.0))>>
+    : std::true_type {};
+
 // Every output within Op's tolerance (per precision and output) of the
-// float64 reference, NaN and ±Inf where it has them; bf16 outputs also
-// rounded once (support/compare.hpp) where `check_rounding` (the
-// implementation's info promises it).
+// float64 reference, NaN and ±Inf where it has them (or as Op::matches says,
+// for the problem p: it needs p); bf16 outputs also rounded once
+// (support/compare.hpp) where `check_rounding` (the implementation's info
+// promises it).
 template <class Op>
 void expect_matches_reference(const std::vector<ArgSpec>& specs, const Outputs& r,
                               const std::vector<std::vector<double>>& ref, Precision precision,
-                              bool check_rounding) {
+                              bool check_rounding, const typename Op::Problem* p = nullptr) {
   const std::vector<std::size_t> outs = output_indices(specs);
   ASSERT_EQ(r.size(), outs.size());
   ASSERT_EQ(ref.size(), outs.size());
   for (std::size_t k = 0; k < outs.size(); ++k) {
     const ArgSpec& s = specs[outs[k]];
-    EXPECT_TRUE(matches_reference(s.name.c_str(), r[k], ref[k], s.cols(), Op::tolerance(precision, k)));
+    if constexpr (has_own_comparison<Op>::value) {
+      ASSERT_NE(p, nullptr) << Op::name() << " compares its outputs with its problem's help";
+      EXPECT_TRUE(Op::matches(*p, k, r[k], ref[k], 1.0));
+    } else {
+      (void)p;
+      EXPECT_TRUE(matches_reference(s.name.c_str(), r[k], ref[k], s.cols(), Op::tolerance(precision, k)));
+    }
     if (check_rounding && s.dtype == llmk::DType::bf16)
       EXPECT_TRUE(rounded_once_to_bf16(s.name.c_str(), r[k], ref[k], s.cols()));
   }
@@ -229,7 +289,7 @@ void expect_matches_reference(const typename Op::Problem& p, const Overwrites& o
                               const std::vector<std::vector<double>>& ref, bool rounds_once) {
   const std::vector<ArgSpec> specs = Op::args(p.shape, p.precision);
   if constexpr (has_error_bounds<Op>::value) {
-    expect_matches_reference<Op>(specs, r, ref, p.precision, false);
+    expect_matches_reference<Op>(specs, r, ref, p.precision, false, &p);
     const std::vector<std::size_t> outs = output_indices(specs);
     if (r.size() != outs.size() || ref.size() != outs.size()) return;  // (failed above)
     bool any_bf16 = false;
@@ -245,7 +305,7 @@ void expect_matches_reference(const typename Op::Problem& p, const Overwrites& o
     }
   } else {
     (void)o;
-    expect_matches_reference<Op>(specs, r, ref, p.precision, rounds_once);
+    expect_matches_reference<Op>(specs, r, ref, p.precision, rounds_once, &p);
   }
 }
 
@@ -263,27 +323,41 @@ inline ::testing::AssertionResult bitwise_equal(const std::vector<ArgSpec>& spec
   return ::testing::AssertionSuccess();
 }
 
-// Within the sum of the two results' tolerances of another result of the same
-// problem: twice Op's tolerance where both are of one precision (an
-// implementation that does not promise bitwise repeatable results), or a
-// result of precision `other` (tf32 against fp32 on a space without TF32).
+// A result of problem p (in its precision) within the sum of the two
+// results' tolerances of another result of p: twice Op's tolerance where both
+// are of one precision (an implementation that does not promise bitwise
+// repeatable results), or a result of precision `other` (tf32 against fp32 on
+// a space without TF32). Op::matches, where the adapter has it, with scale 2
+// (its operations run every precision everywhere: other is p's).
 template <class Op>
-::testing::AssertionResult close_to(const std::vector<ArgSpec>& specs, Precision precision,
-                                    const Outputs& actual, const Outputs& expected) {
-  return close_to<Op>(specs, precision, actual, expected, precision);
-}
-template <class Op>
-::testing::AssertionResult close_to(const std::vector<ArgSpec>& specs, Precision precision,
-                                    const Outputs& actual, const Outputs& expected,
-                                    Precision other) {
+::testing::AssertionResult close_to(const typename Op::Problem& p, const Outputs& actual,
+                                    const Outputs& expected, Precision other) {
+  const Precision precision = p.precision;
+  const std::vector<ArgSpec> specs = Op::args(p.shape, precision);
   const std::vector<std::size_t> outs = output_indices(specs);
+  if (actual.size() != outs.size() || expected.size() != outs.size())
+    return ::testing::AssertionFailure() << "not every output was read back";
   for (std::size_t k = 0; k < outs.size(); ++k) {
     const ArgSpec& s = specs[outs[k]];
-    const auto r = matches_reference(s.name.c_str(), actual[k], expected[k], s.cols(),
-                                     Op::tolerance(precision, k) + Op::tolerance(other, k));
-    if (!r) return r;
+    if constexpr (has_own_comparison<Op>::value) {
+      if (other != precision)
+        return ::testing::AssertionFailure() << Op::name() << " has no stand-in precision";
+      const auto r = Op::matches(p, k, actual[k],
+                                 std::vector<double>(expected[k].begin(), expected[k].end()), 2.0);
+      if (!r) return r;
+    } else {
+      const auto r = matches_reference(s.name.c_str(), actual[k], expected[k], s.cols(),
+                                       Op::tolerance(precision, k) + Op::tolerance(other, k));
+      if (!r) return r;
+    }
   }
   return ::testing::AssertionSuccess();
+}
+
+template <class Op>
+::testing::AssertionResult close_to(const typename Op::Problem& p, const Outputs& actual,
+                                    const Outputs& expected) {
+  return close_to<Op>(p, actual, expected, p.precision);
 }
 
 // Values as an array of `dtype` holds them (read back as float): bf16 ones

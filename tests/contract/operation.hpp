@@ -85,6 +85,50 @@
 //                        hits a guard band), an absent input as no argument
 //                        (a default TensorRef: the call without it), either
 //                        as nullptr through raw pointers.
+//
+// An operation with int32 inputs (encoder_backward's tokens,
+// classifier_backward's targets: ArgSpec::int32, valid values in [0,
+// int_limit)) also has
+//   static const std::vector<std::int32_t>& int_values(const Problem&, std::size_t arg);
+//   static std::vector<std::int32_t>& int_values(Problem&, std::size_t arg);
+//                        such an argument's values (values() has none for it)
+// and its calls take them apart from the float ones, with the raw entry's
+// sizes (the views' call may need a size that no view carries: the
+// classifier's V):
+//   template <class Target, class Space> static void call(Target&,
+//       const std::vector<llmk::TensorRef<Space>>& outputs,
+//       const std::vector<llmk::ConstTensorRef<Space>>& inputs,
+//       const std::vector<IntArg>& ints, const std::vector<std::int64_t>& dims,
+//       const Options&);
+//   template <class Target> static void call_raw(Target&,
+//       const std::vector<llmk::BufferRef>& outputs,
+//       const std::vector<llmk::ConstBufferRef>& inputs,
+//       const std::vector<const std::int32_t*>& ints,
+//       const std::vector<std::int64_t>& dims, const Options&);
+//                        (inputs: the float ones, ints: the int32 ones, each
+//                        in argument order; the adapter makes the entry's own
+//                        view of an IntArg: llmk::TokensView, a TargetsRef)
+// The contract never poisons an int32 argument nor plants NaN in it; where
+// it makes one up (another extent in the bad-input tests) its values are
+// random in [0, int_limit).
+//
+// Optional members (found by the contract where the adapter has them):
+//   static constexpr bool no_two_inputs_alike = true;
+//                        no two inputs of one element type and size in any
+//                        variant (the encoder's are float dout and int32
+//                        tokens): BadInputs.SharedAndAdjacentMemoryAccepted
+//                        then has no pair to share, and says so
+//   static ::testing::AssertionResult matches(const Problem&, std::size_t output,
+//       const std::vector<float>& out, const std::vector<double>& ref, double scale);
+//                        output `output` of a result against ref (the float64
+//                        reference, or another result: scale 2, the sum of two
+//                        results' tolerances) the operation's own way, in place
+//                        of matches_reference within Op::tolerance (the
+//                        classifier's per-element tolerances and padded
+//                        columns exactly +0; the encoder's untouched rows of
+//                        dwte bitwise); bf16 outputs are then still held to
+//                        one rounding where the implementation promises it
+// and accuracy.hpp's nan_bound, device_problem.hpp's float32_error_bounds.
 #pragma once
 
 #include "support/guarded_array.hpp"
@@ -93,10 +137,15 @@
 #include <core/reference/precision.hpp>
 #include <llmk/types.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace llmk_test::contract {
@@ -132,6 +181,18 @@ struct ArgSpec {
   // (layernorm's mean and rstd: const float*): no bf16 through raw pointers.
   bool float_only = false;
   Alignment alignment = Alignment::Allocation;
+  // Its first extent is a size of the call (encoder's dwte: V, the
+  // vocabulary): another one is not refused, so it gets no test of a wrong
+  // first extent.
+  bool defines_first_extent = false;
+  // An output that may be written in place of this input (classifier's
+  // dlogits over logits: the same array, same address and size, is the call
+  // in place, not an overlap): the Aliasing tests give it only a partial overlap.
+  std::string in_place_of;
+  // An int32 input (tokens, targets) instead of float or bf16 (dtype unused):
+  // its values are Op::int_values(), valid in [0, int_limit).
+  bool int32 = false;
+  std::int64_t int_limit = 0;
 
   std::int64_t elements() const {
     if (!present) return 0;
@@ -139,12 +200,53 @@ struct ArgSpec {
     for (std::int64_t e : rank2) n *= e;
     return n;
   }
-  std::size_t bytes() const {
-    return std::size_t(elements()) * (dtype == llmk::DType::f32 ? 4 : 2);
+  std::size_t element_bytes() const { return int32 || dtype == llmk::DType::f32 ? 4 : 2; }
+  std::size_t bytes() const { return std::size_t(elements()) * element_bytes(); }
+  // Whether two arguments hold elements of one type (int32, or float or bf16 alike).
+  bool same_type(const ArgSpec& o) const {
+    return int32 == o.int32 && (int32 || dtype == o.dtype);
   }
   // Columns of a rank-2 output, for messages ((row, col) of the worst element).
   std::int64_t cols() const { return rank2.size() == 2 ? rank2[1] : 0; }
 };
+
+// An int32 argument as the view entry gets it (call_with makes it from the
+// problem's array and the ArgSpec's extents; absent: null, no extents).
+struct IntArg {
+  const std::int32_t* data = nullptr;
+  std::vector<std::int64_t> extents;
+};
+
+// Whether an operation has int32 arguments (its adapter int_values(), and
+// the calls that take them).
+template <class Op, class = void>
+struct has_int_args : std::false_type {};
+template <class Op>
+struct has_int_args<Op, std::void_t<decltype(Op::int_values(
+                            std::declval<const typename Op::Problem&>(), std::size_t(0)))>>
+    : std::true_type {};
+
+// Argument i's int32 values (an operation without int32 arguments has none).
+template <class Op, class P>
+std::conditional_t<std::is_const_v<P>, const std::vector<std::int32_t>&, std::vector<std::int32_t>&>
+int_values_of(P& p, std::size_t i) {
+  if constexpr (has_int_args<Op>::value) {
+    return Op::int_values(p, i);
+  } else {
+    (void)p;
+    throw std::logic_error(Op::name() + ": argument " + std::to_string(i) +
+                           " is int32 but the adapter has no int_values()");
+  }
+}
+
+// Random valid values of an int32 argument: uniform in [0, limit).
+inline std::vector<std::int32_t> random_ints(std::int64_t n, std::int64_t limit,
+                                             std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::int32_t> v(std::size_t(std::max<std::int64_t>(n, 0)));
+  for (std::int32_t& x : v) x = limit > 0 ? std::int32_t(rng() % std::uint64_t(limit)) : 0;
+  return v;
+}
 
 // A size of the raw-pointer entry: ("B", 2).
 struct Dim {

@@ -3,6 +3,8 @@
 // tests (test_classifier_backward.cpp, test_classifier_bad_inputs.cpp).
 #pragma once
 
+#include "support/impl_params.hpp"
+
 #include <llmk/classifier_backward.hpp>
 #include <ops/classifier_backward/reference/reference.hpp>
 
@@ -18,10 +20,10 @@ namespace llmk_test::classifier {
 namespace ref = llmk::reference::classifier;
 using llmk::reference::Precision;
 
-enum class Entry { Rank2Views, Rank3Views, RawPointers };
-inline const char* entry_name(Entry e) {
-  return e == Entry::Rank2Views ? "rank2" : e == Entry::Rank3Views ? "rank3" : "raw";
-}
+// The entry points (support/impl_params.hpp): rank-2 views, rank-3 views,
+// raw pointers.
+using llmk_test::Entry;
+inline const char* entry_name(Entry e) { return entry_test_name(e); }
 
 // Raw bytes of float or bf16 in Space's memory, with host float values.
 template <class Space>

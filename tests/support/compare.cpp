@@ -176,6 +176,20 @@ std::string element_name(std::int64_t i, std::int64_t cols) {
   return bitwise_equal(what, actual.data(), expected.data(), actual.size());
 }
 
+::testing::AssertionResult bitwise_equal(const char* what, const std::vector<std::int32_t>& actual,
+                                         const std::vector<std::int32_t>& expected) {
+  if (actual.size() != expected.size()) {
+    return ::testing::AssertionFailure()
+           << what << ": " << actual.size() << " elements, expected " << expected.size();
+  }
+  for (std::size_t i = 0; i < actual.size(); ++i)
+    if (actual[i] != expected[i])
+      return ::testing::AssertionFailure()
+             << what << " differs: element " << i << " is " << actual[i] << ", expected "
+             << expected[i];
+  return ::testing::AssertionSuccess();
+}
+
 float guard_nan() {
   const std::uint32_t bits = 0x7fa5a5a5u;  // exponent all ones, quiet bit (22) clear, payload
   float f;

@@ -74,6 +74,9 @@ inline constexpr double kFloat32PairTolerance = 2 * kFloat32Tolerance;
                                          const std::vector<float>& expected);
 ::testing::AssertionResult bitwise_equal(const char* what, const float* actual,
                                          const float* expected, std::size_t n);
+// The same of int32 arrays (tokens, targets): the first element that differs.
+::testing::AssertionResult bitwise_equal(const char* what, const std::vector<std::int32_t>& actual,
+                                         const std::vector<std::int32_t>& expected);
 
 // The guard bands' value: a signaling NaN. Read as an input it makes the
 // results NaN; and arithmetic quiets it (sets its quiet bit; a GPU returns its

@@ -47,36 +47,44 @@ inline llmk::DType output_dtype(llmk::reference::Precision precision,
 // NaN (guard_nan(), or its top half for bf16: 0x7fa5, also a signaling NaN).
 // The host side is always float: bf16 elements are converted on upload (by
 // the reference's own rounding, exact for the bf16-representable values of a
-// bf16 problem) and widened on download.
+// bf16 problem) and widened on download. Or an array of int32 elements
+// (tokens, targets: int32()), its host side int32, between guard bands of the
+// same bytes as a float array's (as int32, 0x7fa5a5a5: no valid index).
 template <class Space>
 class GuardedArray {
  public:
   // (Allocates: call it on the thread that initialized Kokkos.)
   GuardedArray(const std::string& label, const std::vector<float>& values, Alignment alignment,
                llmk::DType dtype = llmk::DType::f32)
-      : dtype_(dtype),
-        elem_(dtype == llmk::DType::f32 ? 4 : 2),
-        guard_(alignment == Alignment::Allocation ? 64 : 61),  // elements of NaN on each side
-        size_(std::int64_t(values.size())),
-        storage_(label, std::size_t(size_ + 2 * guard_) * elem_),
-        host_(Kokkos::create_mirror_view(storage_)) {
-    const std::vector<unsigned char> guard = guard_bytes();
-    std::memcpy(host_.data(), guard.data(), guard.size());
-    std::memcpy(host_.data() + (guard_ + size_) * elem_, guard.data(), guard.size());
+      : GuardedArray(label, std::int64_t(values.size()), alignment, dtype, false) {
     encode(values, host_.data() + guard_ * elem_);
     Kokkos::deep_copy(storage_, host_);
   }
+  // An int32 array.
+  GuardedArray(const std::string& label, const std::vector<std::int32_t>& values,
+               Alignment alignment)
+      : GuardedArray(label, std::int64_t(values.size()), alignment, llmk::DType::f32, true) {
+    if (size_) std::memcpy(host_.data() + guard_ * elem_, values.data(), std::size_t(size_) * 4);
+    Kokkos::deep_copy(storage_, host_);
+  }
 
+  // (A float array's element type for an int32 array: use int32().)
   llmk::DType dtype() const { return dtype_; }
+  bool int32() const { return int32_; }
   // The interior (non-null even when empty).
   void* raw() const { return storage_.data() + guard_ * elem_; }
   float* data() const {  // a float array's
-    if (dtype_ != llmk::DType::f32) throw std::logic_error("GuardedArray::data() of a bf16 array");
+    if (dtype_ != llmk::DType::f32 || int32_)
+      throw std::logic_error("GuardedArray::data() of a bf16 or int32 array");
     return static_cast<float*>(raw());
   }
   llmk::bf16* bf16_data() const {
     if (dtype_ != llmk::DType::bf16) throw std::logic_error("bf16_data() of a float array");
     return static_cast<llmk::bf16*>(raw());
+  }
+  std::int32_t* int32_data() const {
+    if (!int32_) throw std::logic_error("int32_data() of a float or bf16 array");
+    return static_cast<std::int32_t*>(raw());
   }
   // The interior as the raw-pointer entry takes it: a float* or llmk::bf16*.
   llmk::BufferRef buffer() const {
@@ -89,6 +97,7 @@ class GuardedArray {
   // enqueued on `exec`. Host spaces copy with memcpy, so that any thread may
   // call it (Kokkos 3's OpenMP deep_copy launches only from one thread).
   void upload(const Space& exec, const std::vector<float>& values) const {
+    if (int32_) throw std::logic_error("GuardedArray::upload of floats into an int32 array");
     if (size_ == 0) return;
     // float: the caller's values as they are; bf16: converted (a temporary,
     // so that a device copy is fenced before it goes away).
@@ -117,6 +126,39 @@ class GuardedArray {
   // float; fails if a guard band changed. Not to be called by two threads at once.
   ::testing::AssertionResult download(const char* what, std::vector<float>& values,
                                       const Space& exec = Space()) const {
+    if (int32_) throw std::logic_error("GuardedArray::download of an int32 array into floats");
+    fetch(exec);
+    values = decode(host_.data() + guard_ * elem_);
+    return guards_intact(what);
+  }
+  // An int32 array's interior, likewise.
+  ::testing::AssertionResult download(const char* what, std::vector<std::int32_t>& values,
+                                      const Space& exec = Space()) const {
+    if (!int32_) throw std::logic_error("GuardedArray::download of a float array into int32");
+    fetch(exec);
+    values.resize(std::size_t(size_));
+    if (size_) std::memcpy(values.data(), host_.data() + guard_ * 4, std::size_t(size_) * 4);
+    return guards_intact(what);
+  }
+
+ private:
+  // Allocates the array and writes its guard bands into the host copy.
+  GuardedArray(const std::string& label, std::int64_t size, Alignment alignment, llmk::DType dtype,
+               bool int32)
+      : dtype_(dtype),
+        int32_(int32),
+        elem_(int32 || dtype == llmk::DType::f32 ? 4 : 2),
+        guard_(alignment == Alignment::Allocation ? 64 : 61),  // elements of NaN on each side
+        size_(size),
+        storage_(label, std::size_t(size_ + 2 * guard_) * elem_),
+        host_(Kokkos::create_mirror_view(storage_)) {
+    const std::vector<unsigned char> guard = guard_bytes();
+    std::memcpy(host_.data(), guard.data(), guard.size());
+    std::memcpy(host_.data() + (guard_ + size_) * elem_, guard.data(), guard.size());
+  }
+
+  // The whole array, guards included, into the host copy (after fencing exec).
+  void fetch(const Space& exec) const {
     if constexpr (is_host_space<Space>) {
       exec.fence();
       std::memcpy(host_.data(), storage_.data(), host_.extent(0));
@@ -124,7 +166,8 @@ class GuardedArray {
       Kokkos::deep_copy(exec, host_, storage_);
       exec.fence();
     }
-    values = decode(host_.data() + guard_ * elem_);
+  }
+  ::testing::AssertionResult guards_intact(const char* what) const {
     const std::vector<unsigned char> guard = guard_bytes();
     const std::string name(what);
     for (int side = 0; side < 2; ++side) {
@@ -139,7 +182,6 @@ class GuardedArray {
     return ::testing::AssertionSuccess();
   }
 
- private:
   std::vector<unsigned char> guard_bytes() const {
     std::vector<unsigned char> g(std::size_t(guard_) * elem_);
     const float f = guard_nan();
@@ -179,6 +221,7 @@ class GuardedArray {
   }
 
   llmk::DType dtype_;
+  bool int32_;
   std::int64_t elem_, guard_, size_;
   Kokkos::View<unsigned char*, Kokkos::LayoutRight, typename Space::device_type> storage_;
   typename Kokkos::View<unsigned char*, Kokkos::LayoutRight, typename Space::device_type>::HostMirror

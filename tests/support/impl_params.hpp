@@ -45,6 +45,25 @@ std::vector<llmk::ImplInfo> as_impl_infos(const std::vector<Info>& infos) {
   return std::vector<llmk::ImplInfo>(infos.begin(), infos.end());
 }
 
+// Other operations' implementation names (`others`, each an operation's
+// infos) that are not among `own`'s, each once: the names an operation must
+// refuse as unknown (an adapter's foreign_impls()).
+inline std::vector<std::string> foreign_impl_names(
+    const std::vector<llmk::ImplInfo>& own, const std::vector<std::vector<llmk::ImplInfo>>& others) {
+  std::vector<std::string> names;
+  const auto has = [](const std::vector<std::string>& v, const std::string& name) {
+    for (const std::string& n : v)
+      if (n == name) return true;
+    return false;
+  };
+  std::vector<std::string> own_names;
+  for (const llmk::ImplInfo& info : own) own_names.push_back(info.name);
+  for (const std::vector<llmk::ImplInfo>& infos : others)
+    for (const llmk::ImplInfo& info : infos)
+      if (!has(own_names, info.name) && !has(names, info.name)) names.push_back(info.name);
+  return names;
+}
+
 // "auto", then every implementation available on the space, in the library's order.
 inline std::vector<std::string> impls_under_test(const ImplCatalog& cat) {
   std::vector<std::string> impls{"auto"};
