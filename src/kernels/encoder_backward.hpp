@@ -32,7 +32,7 @@
 // commonest), fp32, CUDA events around the call: a bucket summed by one
 // thread a channel and the tokens checked by a reduction and a wait of their
 // own, 0.156 ms; runs of 32 and the check inside the sort, 0.131; the sums'
-// loads in batches (sums_in_order), 0.115 (llm.c's atomics 0.034). ncu's
+// loads in batches (sum_in_order), 0.115 (llm.c's atomics 0.034). ncu's
 // kernel times of that call (µs): the count, fill and order passes 3.8, 3.8,
 // 14.8, the scan ~6, dwte 30.9 (3457 tokens × 768 threads: each walks
 // present → offsets → sorted → dout), dwpe 11; the rest is the host's wait
@@ -77,33 +77,22 @@ struct EncoderSortSpace {
 
 inline constexpr int kEncoderRun = encoder_backward_run;
 
-// A thread's channels: c, c + Cq, c + 2·Cq, c + 3·Cq (Cq = ⌈C/4⌉, those
-// below C), so that a warp's loads stay coalesced. Four channels a thread
-// share its chain of index loads (token → offsets → sorted) and put 8 rows'
-// values in flight: dwte's sums at GPT-2's shape took 30.9 µs with one
-// channel a thread (3457 tokens × 768 threads, ncu).
-inline constexpr int kEncoderChannels = 4;
-inline index_t encoder_channel_groups(index_t C) {
-  return (C + kEncoderChannels - 1) / kEncoderChannels;
-}
-
-// sum[j] = Σ_{q ∈ [begin, end)} value(q, j) for the thread's channels j,
-// each added in order of q, 8 values loaded before they are added (a sum's
-// loads are independent, its additions a chain: written as a plain loop,
-// each addition waited for its load).
+// Σ_{q ∈ [begin, end)} value(q), added in order of q, with kEncoderBatch
+// values loaded before they are added: a sum's loads are independent, its
+// additions a chain. Written as a plain loop, each addition waited for its
+// load (a bucket of 32 rows: 15 µs a kernel on the H200, ncu).
 inline constexpr int kEncoderBatch = 8;
 template <class Value>
-KOKKOS_INLINE_FUNCTION void sums_in_order(const int begin, const int end,
-                                          float (&sum)[kEncoderChannels], const Value& value) {
-  constexpr int N = kEncoderChannels, rows = kEncoderBatch / kEncoderChannels;
-  static_for<N>([&](const int j) { sum[j] = 0; });
+KOKKOS_INLINE_FUNCTION float sum_in_order(const int begin, const int end, const Value& value) {
+  float sum = 0;
   int q = begin;
-  for (; q + rows <= end; q += rows) {
-    float v[rows][N];
-    static_for<rows>([&](const int r) { static_for<N>([&](const int j) { v[r][j] = value(q + r, j); }); });
-    static_for<rows>([&](const int r) { static_for<N>([&](const int j) { sum[j] += v[r][j]; }); });
+  for (; q + kEncoderBatch <= end; q += kEncoderBatch) {
+    float v[kEncoderBatch];
+    static_for<kEncoderBatch>([&](const int u) { v[u] = value(q + u); });
+    static_for<kEncoderBatch>([&](const int u) { sum += v[u]; });
   }
-  for (; q < end; ++q) static_for<N>([&](const int j) { sum[j] += value(q, j); });
+  for (; q < end; ++q) sum += value(q);
+  return sum;
 }
 
 inline std::size_t encoder_sort_ints(index_t V, index_t M) {
@@ -205,7 +194,7 @@ EncoderFound encoder_sort_positions(const ExecSpace& exec, const Args& a,
         if (k >= w.offsets[V]) return;  // slots of no bucket: there were bad tokens
         const int p = w.bucket[k], t = tokens(p);
         const int begin = w.offsets[t], end = w.offsets[t + 1];
-        int below = 0, q = begin;  // in batches of 8 comparisons
+        int below = 0, q = begin;  // in batches, as sum_in_order
         for (; q + kEncoderBatch <= end; q += kEncoderBatch)
           static_for<kEncoderBatch>([&](const int u) { below += w.bucket[q + u] < p; });
         for (; q < end; ++q) below += w.bucket[q] < p;
@@ -226,48 +215,33 @@ EncoderFound encoder_sort_positions(const ExecSpace& exec, const Args& a,
 template <class ExecSpace, class Args>
 void encoder_dwte(const ExecSpace& exec, const Args& a, const EncoderSortSpace& w,
                   const EncoderFound& found) {
-  const index_t C = index_t(a.dwte.extent(1)), Cq = encoder_channel_groups(C);
+  const index_t C = index_t(a.dwte.extent(1));
   Kokkos::parallel_for(
-      "llmk::encoder_dwte_runs", Range<ExecSpace>(exec, 0, found.runs * Cq),
+      "llmk::encoder_dwte_runs", Range<ExecSpace>(exec, 0, found.runs * C),
       KOKKOS_LAMBDA(const index_t i) {
-        const index_t c0 = i % Cq;
-        const int first = w.runs[i / Cq];
+        const index_t c = i % C;
+        const int first = w.runs[i / C];
         const int t = a.tokens(w.sorted[first]);
         const int begin = w.offsets[t], bucket_end = w.offsets[t + 1];
         const int end = first + kEncoderRun < bucket_end ? first + kEncoderRun : bucket_end;
-        float sum[kEncoderChannels];
-        sums_in_order(first, end, sum, [&](const int q, const int j) {
-          const index_t c = c0 + j * Cq;
-          return c < C ? to_float(a.dout(w.sorted[q], c)) : 0.0f;
-        });
-        float* const row = w.partials + encoder_partial_row(begin, first) * C;
-        static_for<kEncoderChannels>([&](const int j) {
-          if (c0 + j * Cq < C) row[c0 + j * Cq] = sum[j];
-        });
+        w.partials[encoder_partial_row(begin, first) * C + c] =
+            sum_in_order(first, end, [&](const int q) { return to_float(a.dout(w.sorted[q], c)); });
       });
   Kokkos::parallel_for(
-      "llmk::encoder_dwte", Range<ExecSpace>(exec, 0, found.present * Cq),
+      "llmk::encoder_dwte", Range<ExecSpace>(exec, 0, found.present * C),
       KOKKOS_LAMBDA(const index_t i) {
-        const index_t c0 = i % Cq;
-        const int t = w.present[i / Cq];
+        const index_t c = i % C;
+        const int t = w.present[i / C];
         const int begin = w.offsets[t], end = w.offsets[t + 1];
-        float sum[kEncoderChannels];
+        float sum;
         if (end - begin <= kEncoderRun) {
-          sums_in_order(begin, end, sum, [&](const int q, const int j) {
-            const index_t c = c0 + j * Cq;
-            return c < C ? to_float(a.dout(w.sorted[q], c)) : 0.0f;
-          });
+          sum = sum_in_order(begin, end, [&](const int q) { return to_float(a.dout(w.sorted[q], c)); });
         } else {
-          const float* const rows = w.partials + encoder_partial_row(begin, begin) * C;
+          const index_t row = encoder_partial_row(begin, begin);
           const int runs = (end - begin + kEncoderRun - 1) / kEncoderRun;
-          sums_in_order(0, runs, sum, [&](const int r, const int j) {
-            const index_t c = c0 + j * Cq;
-            return c < C ? rows[r * C + c] : 0.0f;
-          });
+          sum = sum_in_order(0, runs, [&](const int j) { return w.partials[(row + j) * C + c]; });
         }
-        static_for<kEncoderChannels>([&](const int j) {
-          if (c0 + j * Cq < C) update(a.dwte(t, c0 + j * Cq), sum[j], a.overwrite_dwte);
-        });
+        update(a.dwte(t, c), sum, a.overwrite_dwte);
       });
   if (!a.overwrite_dwte) return;
   const index_t V = index_t(a.dwte.extent(0));
@@ -281,18 +255,13 @@ void encoder_dwte(const ExecSpace& exec, const Args& a, const EncoderSortSpace& 
 
 template <class ExecSpace, class Args>
 void encoder_dwpe(const ExecSpace& exec, const Args& a) {
-  const index_t T = a.T, B = a.B, C = index_t(a.dwpe.extent(1)), Cq = encoder_channel_groups(C);
+  const index_t T = a.T, B = a.B, C = index_t(a.dwpe.extent(1));
   Kokkos::parallel_for(
-      "llmk::encoder_dwpe", Range<ExecSpace>(exec, 0, T * Cq), KOKKOS_LAMBDA(const index_t i) {
-        const index_t t = i / Cq, c0 = i % Cq;
-        float sum[kEncoderChannels];
-        sums_in_order(0, int(B), sum, [&](const int b, const int j) {
-          const index_t c = c0 + j * Cq;
-          return c < C ? to_float(a.dout(b * T + t, c)) : 0.0f;
-        });
-        static_for<kEncoderChannels>([&](const int j) {
-          if (c0 + j * Cq < C) update(a.dwpe(t, c0 + j * Cq), sum[j], a.overwrite_dwpe);
-        });
+      "llmk::encoder_dwpe", Range<ExecSpace>(exec, 0, T * C), KOKKOS_LAMBDA(const index_t i) {
+        const index_t t = i / C, c = i % C;
+        const float sum =
+            sum_in_order(0, int(B), [&](const int b) { return to_float(a.dout(b * T + t, c)); });
+        update(a.dwpe(t, c), sum, a.overwrite_dwpe);
       });
 }
 
