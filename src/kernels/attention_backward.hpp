@@ -161,39 +161,41 @@ void attention_for_rows(const char* label, const ExecSpace& exec, const index_t 
       });
 }
 
+// The columns [0, extent) of row t that the masked copy and the softmax
+// pass write: up to the end of the row's block of `block` rows, whose GEMMs
+// read the diagonal tile whole (block = T: every column).
+KOKKOS_INLINE_FUNCTION int attention_row_extent(const int t, const index_t T,
+                                                const index_t block) {
+  const index_t end = (t / block + 1) * block;
+  return int(end < T ? end : T);
+}
+
 // A row of attention_masked_copy (below).
 template <class TIn, class TW>
 struct AttentionMaskedCopyRow {
   const TIn* att;
   TW* w;
   index_t T;
+  index_t block;
   template <class Member>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team, const index_t r) const {
     const int t = int(r % T);
     const TIn* const p = att + r * T;
     TW* const o = w + r * T;
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, int(T)), [&](const int u) {
-      o[u] = from_float<TW>(u <= t ? to_float(p[u]) : 0.0f);
-    });
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, attention_row_extent(t, T, block)),
+                         [&](const int u) { o[u] = from_float<TW>(u <= t ? to_float(p[u]) : 0.0f); });
   }
 };
 
 // "materialized": w (rows × T, a row per (b, h, t)) ⟵ att with its masked
-// part (t' > t) as zeros; the masked part of att is not read.
+// part (t' > t) as zeros up to the end of the row's block of `block` rows
+// (block = T: whole rows; the rest is not written); the masked part of att
+// is not read.
 template <class ExecSpace, class TIn, class TW>
 void attention_masked_copy(const ExecSpace& exec, const TIn* const att, TW* const w,
-                           const index_t rows, const index_t T) {
+                           const index_t rows, const index_t T, const index_t block) {
   attention_for_rows("llmk::attention_masked_copy", exec, rows,
-                     AttentionMaskedCopyRow<TIn, TW>{att, w, T});
-}
-
-// The columns [0, extent) of row t that the softmax pass writes: up to the
-// end of the row's block of `block` rows, whose GEMMs read the diagonal
-// tile whole (block = T: every column).
-KOKKOS_INLINE_FUNCTION int attention_row_extent(const int t, const index_t T,
-                                                const index_t block) {
-  const index_t end = (t / block + 1) * block;
-  return int(end < T ? end : T);
+                     AttentionMaskedCopyRow<TIn, TW>{att, w, T, block > 0 ? block : T});
 }
 
 // A row of attention_softmax_backward (below), V consecutive elements a

@@ -4,6 +4,8 @@
 // no backend #ifdefs.
 #pragma once
 
+#include <kernels/tuning.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
@@ -45,7 +47,28 @@ struct FlashAttentionTuning {
   static constexpr int score_rows = 1, score_cols = 1, acc_rows = 1, acc_cols = 1;  // unused
 };
 
+// "materialized"'s products of T × HS (dv, dq, dk; HS = 64 in GPT-2) through
+// the tiled GEMM: the space's own tuning, but on Cuda tiles as wide as a
+// head (AttentionTiledTuning<Kokkos::Cuda> below).
+template <class ExecSpace>
+struct AttentionTiledTuning : TiledTuning<ExecSpace> {};
+
 #ifdef KOKKOS_ENABLE_CUDA
+// Cuda: the shipped tiles are 128 × 128; over HS = 64 columns half of each
+// tile's threads would multiply the zeros staged past D's edge. Here 8 rows
+// of 16 lanes own 128 × 64 tiles (the same 16 × 4 micro-tile a thread, the
+// same registers), 128 threads a team and 4 teams an SM (25 KiB of shared
+// memory each), so as many threads stay resident.
+template <>
+struct AttentionTiledTuning<Kokkos::Cuda> : TiledTuning<Kokkos::Cuda> {
+  static constexpr int team_size = 8, vector_length = 16;
+  static constexpr int bm = 128, bn = 64;
+  using launch_bounds = Kokkos::LaunchBounds<128, 4>;
+  static index_t resident_teams() {
+    return index_t(Kokkos::Cuda().cuda_device_prop().multiProcessorCount) * 4;
+  }
+};
+
 // Cuda: a warp per row (GPT-2's T = 1024: 32 elements a lane), 8 rows (256
 // threads) a team.
 template <>

@@ -27,6 +27,22 @@ struct GemmForm {
   static constexpr bool trans_a = TransA, trans_b = TransB, batched = Batched;
 };
 
+// A triangle of zeros (or of unwanted results) each product has, which the
+// GEMM then skips a tile at a time: attention's causal mask, whose products
+// would otherwise do twice the causal half's multiply-adds.
+//  - a_upper: op(A)(r, k) = 0 for k < r (attention's dv = attᵀ·dout_h and
+//    dk = dpreattᵀ·q): a tile of rows from m0 sums over k ≥ m0 only;
+//  - a_lower: op(A)(r, k) = 0 for k > r (dq = dpreatt·k): a tile of rows up
+//    to m0 + BM − 1 sums over k < m0 + BM only;
+//  - d_lower: only D(r, c) with c ≤ r is wanted (datt = dout_h·vᵀ): the tiles
+//    wholly above the diagonal (first column ≥ their rows' end) are not
+//    computed, and D there is left as it was.
+// The zeros a_upper and a_lower promise must be there within a tile of the
+// diagonal (the GEMM reads them); beyond it they are never read. A team
+// stages its K range alone, zeros past its end, so a range that stops
+// inside a chunk reads nothing after it.
+enum class Triangle { none, a_upper, a_lower, d_lower };
+
 // The sizes of each product, and the batch: outer × inner products, (o, i)
 // for o < outer, i < inner. Two levels because attention's (batch, head)
 // matrices have no single stride: head h of batch b of a (B, T, 3C) qkv
@@ -34,6 +50,7 @@ struct GemmForm {
 struct GemmShape {
   index_t rows = 0, cols = 0, depth = 0;
   index_t outer = 1, inner = 1;
+  Triangle triangle = Triangle::none;
 };
 
 // A row-major operand: element (i, j) of product (o, n)'s matrix at

@@ -54,6 +54,11 @@
 // order; no atomics. Split-K's ranges follow the plan: on a host the thread
 // count, on a GPU its SM count; runs with the same plan are bitwise identical.
 // The products of a batch must not write the same elements of D.
+//
+// A triangle in the shape (gemm_operand.hpp: attention's causal mask) cuts
+// each tile's K range (a_upper, a_lower) or leaves out the tiles above D's
+// diagonal (d_lower): about half the work of a square product, at tile
+// granularity.
 #pragma once
 
 #include <kernels/gemm_epilogue.hpp>
@@ -105,6 +110,7 @@ class TiledGemm {
     g.depth = shape.depth;
     g.tiles_m = (g.rows + BM - 1) / BM;
     g.tiles_n = (g.cols + BN - 1) / BN;
+    g.triangle = shape.triangle;
     if constexpr (Config::batched) {
       g.inner = shape.inner;
       g.batch_count = shape.outer * shape.inner;
@@ -128,6 +134,8 @@ class TiledGemm {
   // whose rows are the output channels): dbias ⟵ Σ_k op(A)(r, k), = or +=.
   TiledGemm& with_bias(const Vector<ExecSpace, Bias>& dbias, const bool overwrite) {
     static_assert(Config::fuse_bias, "the bias is fused where TBias says so");
+    if (args_.triangle != Triangle::none)  // (its sums would miss the rows' skipped parts)
+      throw std::invalid_argument("llmk::kernels::TiledGemm: a fused bias takes no triangle");
     args_.bias = dbias.data();
     args_.overwrite_bias = overwrite;
     return *this;
@@ -215,7 +223,7 @@ class TiledGemm {
   KOKKOS_INLINE_FUNCTION void operator()(NoDepth, const index_t i) const {
     const TiledArgs<Config>& g = args_;
     const index_t batch = i / (g.rows * g.cols), r = i / g.cols % g.rows, c = i % g.cols;
-    g.finish(g.d_of(batch)[r * g.ldd + c], 0.0f, batch, r, c);
+    if (!g.skips_element(r, c)) g.finish(g.d_of(batch)[r * g.ldd + c], 0.0f, batch, r, c);
   }
 
  private:

@@ -38,6 +38,7 @@ struct TiledArgs {
   index_t ldd, lda, ldb;
   index_t rows, cols, depth;  // R, N, K
   index_t tiles_m, tiles_n;
+  Triangle triangle = Triangle::none;  // the tiles and K ranges it leaves out (gemm_operand.hpp)
   // Batched forms only: the batch's inner count and number of products, and
   // each operand's strides.
   index_t inner = 1, batch_count = 1;
@@ -76,17 +77,23 @@ struct TiledArgs {
       return 0;
     }
   }
-  KOKKOS_INLINE_FUNCTION typename StagedA::Source a_source(const index_t batch) const {
-    return {a + offset(a_batch, batch), lda, rows, depth, packed_a};
+  // The operands as a team stages them: zeros from k_end on (the end of
+  // its K range: K, a split range's end, or where a triangle stops it).
+  KOKKOS_INLINE_FUNCTION typename StagedA::Source a_source(const index_t batch,
+                                                          const index_t k_end) const {
+    return {a + offset(a_batch, batch), lda, rows, k_end, packed_a};
   }
-  KOKKOS_INLINE_FUNCTION typename StagedB::Source b_source(const index_t batch) const {
-    return {b + offset(b_batch, batch), ldb, cols, depth, packed_b};
+  KOKKOS_INLINE_FUNCTION typename StagedB::Source b_source(const index_t batch,
+                                                          const index_t k_end) const {
+    return {b + offset(b_batch, batch), ldb, cols, k_end, packed_b};
   }
   KOKKOS_INLINE_FUNCTION TD* d_of(const index_t batch) const { return d + offset(d_batch, batch); }
 
   // Where team `league_rank` works: its product, its tile (m0, n0 its first
   // row and column of D) and its K range [k_begin, k_end) (all of K unless
-  // split). A range's teams take the products in turn, each product's tiles.
+  // split, or cut by a_upper / a_lower: then possibly empty, k_begin =
+  // k_end, and the tile's sums are 0). A range's teams take the products in
+  // turn, each product's tiles.
   struct Place {
     index_t batch, tile, range, m0, n0, k_begin, k_end;
   };
@@ -94,9 +101,22 @@ struct TiledArgs {
     const index_t tiles = tiles_m * tiles_n, per_range = tiles * batches();
     const index_t t = league_rank % per_range, range = league_rank / per_range;
     const index_t batch = C::batched ? t / tiles : 0, tile = C::batched ? t % tiles : t;
-    const index_t k_begin = range * split.span;
-    const index_t k_end = depth - k_begin < split.span ? depth : k_begin + split.span;
-    return {batch, tile, range, tile / tiles_n * BM, tile % tiles_n * C::BN, k_begin, k_end};
+    const index_t m0 = tile / tiles_n * BM;
+    index_t k_begin = range * split.span;
+    index_t k_end = depth - k_begin < split.span ? depth : k_begin + split.span;
+    if (triangle == Triangle::a_upper && k_begin < m0) k_begin = m0 < k_end ? m0 : k_end;
+    if (triangle == Triangle::a_lower && k_end > m0 + BM) k_end = m0 + BM > k_begin ? m0 + BM : k_begin;
+    return {batch, tile, range, m0, tile % tiles_n * C::BN, k_begin, k_end};
+  }
+
+  // Whether d_lower leaves the tile at (m0, n0) out: it lies wholly above
+  // D's diagonal (its first column is past its last row).
+  KOKKOS_INLINE_FUNCTION bool skips_tile(const index_t m0, const index_t n0) const {
+    return triangle == Triangle::d_lower && n0 >= m0 + BM;
+  }
+  // The same for the tile holding D(r, c).
+  KOKKOS_INLINE_FUNCTION bool skips_element(const index_t r, const index_t c) const {
+    return skips_tile(r / BM * BM, c / C::BN * C::BN);
   }
 
   KOKKOS_INLINE_FUNCTION bool sums_in_scratch() const {

@@ -73,13 +73,18 @@ struct SubTiles {
     const int a_panels = sub_tiles(g.rows - m0, SM, BM), b_panels = sub_tiles(g.cols - n0, SN, BN);
 
     double bsum[C::fuse_bias ? BM / SM : 1][C::bias_rows] = {};
+    if (g.skips_tile(m0, n0)) return;
+    if (k_begin == k_end) {  // a triangle emptied the range: sums of 0 (no chunk is read)
+      compute(g, team, buf, batch, m0, n0, Chunk{true, true, 0, a_panels, partial}, false, bsum);
+      return;
+    }
     for (index_t k0 = k_begin; k0 < k_end; k0 += BK) {
       const int depth = Tuning::exact_k && k_end - k0 < BK ? int(k_end - k0) : BK;
       if (Tuning::exact_k && !(depth == BK && a_panels == BM / SM && b_panels == BN / SN)) {
-        StagedA::stage_exact(g.a_source(batch), buf, k0, depth, m0, a_panels);
-        StagedB::stage_exact(g.b_source(batch), buf, k0, depth, n0, b_panels);
+        StagedA::stage_exact(g.a_source(batch, k_end), buf, k0, depth, m0, a_panels);
+        StagedB::stage_exact(g.b_source(batch, k_end), buf, k0, depth, n0, b_panels);
       } else {  // (nothing to leave out: the compile-time loops are faster)
-        stage(g, team, buf, batch, k0, m0, n0);
+        stage(g, team, buf, batch, k0, k_end, m0, n0);
       }
       team.team_barrier();
       compute(g, team, buf, batch, m0, n0,
@@ -89,16 +94,18 @@ struct SubTiles {
     if (bias_team) g.write_bias(team, m0, bsum, range);
   }
 
-  // The whole chunk at k0: with compile-time loops, bounds checked unless
-  // the chunk lies inside both matrices.
+  // The whole chunk at k0 (zeros from the range's end k_end on): with
+  // compile-time loops, bounds checked unless the chunk lies inside both
+  // matrices and the range.
   KOKKOS_INLINE_FUNCTION static void stage(const Args& g, const Member& team, float* buf,
                                            const index_t batch, const index_t k0,
-                                           const index_t m0, const index_t n0) {
-    const bool inside = k0 + BK <= g.depth && m0 + BM <= g.rows && n0 + BN <= g.cols;
+                                           const index_t k_end, const index_t m0,
+                                           const index_t n0) {
+    const bool inside = k0 + BK <= k_end && m0 + BM <= g.rows && n0 + BN <= g.cols;
     auto copy = [&](const int tid, auto inside_t) {
       constexpr bool in = decltype(inside_t)::value;
-      StagedA::template stage<in>(g.a_source(batch), tid, k0, m0, buf);
-      StagedB::template stage<in>(g.b_source(batch), tid, k0, n0, buf);
+      StagedA::template stage<in>(g.a_source(batch, k_end), tid, k0, m0, buf);
+      StagedB::template stage<in>(g.b_source(batch, k_end), tid, k0, n0, buf);
     };
     C::for_each_thread(team, [&](int ty, int tx) {
       if (inside) {
@@ -195,7 +202,7 @@ struct SubTiles {
     const index_t t = i / per_tile, si = i % per_tile / (BN / SN), sj = i % (BN / SN);
     const index_t batch = C::batched ? t / tiles : 0, tile = C::batched ? t % tiles : t;
     const index_t r0 = tile / g.tiles_n * BM + si * SM, c0 = tile % g.tiles_n * BN + sj * SN;
-    if (r0 >= g.rows || c0 >= g.cols) return;
+    if (r0 >= g.rows || c0 >= g.cols || g.skips_element(r0, c0)) return;
     const float* sums = g.partial + t * (BM * BN) + (si * (BN / SN) + sj) * (TM * TN);
     float tile_sums[TM][TN];
     LLMK_UNROLL for (int a = 0; a < TM; ++a)

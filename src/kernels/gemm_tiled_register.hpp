@@ -38,6 +38,9 @@ struct RegisterTiles {
     const typename Args::Place place = g.place_of(team.league_rank());
     const index_t batch = place.batch, range = place.range, m0 = place.m0, n0 = place.n0;
     const index_t k_begin = place.k_begin, k_end = place.k_end;
+    if (g.skips_tile(m0, n0)) return;  // (the whole team: no barrier is left waiting)
+    const typename StagedA::Source a_src = g.a_source(batch, k_end);
+    const typename StagedB::Source b_src = g.b_source(batch, k_end);
     const bool bias_team = C::fuse_bias && n0 == 0;  // sees every op(A) element of its rows once
     const int level = C::tuning::scratch_level;  // (a copy: team_scratch takes a reference)
     const typename C::Scratch scratch(team.team_scratch(level), g.scratch_floats());
@@ -54,15 +57,15 @@ struct RegisterTiles {
     C::for_each_thread(team, [&](int ty, int tx) {
       const int tid = ty * TX + tx;
       if constexpr (async_a) {
-        StagedA::copy_async(g.a_source(batch), tid, k_begin, m0, buf);
+        StagedA::copy_async(a_src, tid, k_begin, m0, buf);
       } else {
-        StagedA::fetch(next.a, g.a_source(batch), tid, k_begin, m0);
+        StagedA::fetch(next.a, a_src, tid, k_begin, m0);
         StagedA::store(next.a, tid, buf);
       }
       if constexpr (async_b) {
-        StagedB::copy_async(g.b_source(batch), tid, k_begin, n0, buf);
+        StagedB::copy_async(b_src, tid, k_begin, n0, buf);
       } else {
-        StagedB::fetch(next.b, g.b_source(batch), tid, k_begin, n0);
+        StagedB::fetch(next.b, b_src, tid, k_begin, n0);
         StagedB::store(next.b, tid, buf);
       }
     });
@@ -80,16 +83,16 @@ struct RegisterTiles {
         constexpr int half = BK / 2;
         if (stages == 2 && more) {
           if constexpr (async_a) {
-            StagedA::copy_async(g.a_source(batch), tid, k0 + BK, m0, other);
+            StagedA::copy_async(a_src, tid, k0 + BK, m0, other);
           } else {
-            StagedA::fetch(next.a, g.a_source(batch), tid, k0 + BK, m0);
+            StagedA::fetch(next.a, a_src, tid, k0 + BK, m0);
           }
-          if constexpr (async_b) StagedB::copy_async(g.b_source(batch), tid, k0 + BK, n0, other);
+          if constexpr (async_b) StagedB::copy_async(b_src, tid, k0 + BK, n0, other);
         }
         Micro::micro_kernel(acc, a, b, half);
         if (stages == 2 && more) {
           if constexpr (!async_a) StagedA::store(next.a, tid, other);
-          if constexpr (!async_b) StagedB::fetch(next.b, g.b_source(batch), tid, k0 + BK, n0);
+          if constexpr (!async_b) StagedB::fetch(next.b, b_src, tid, k0 + BK, n0);
         }
         Micro::micro_kernel(acc, a + half * C::a_ld, b + half * C::b_ld, half);
         if constexpr (C::fuse_bias) {
@@ -104,8 +107,8 @@ struct RegisterTiles {
       if (stages == 1 && more) {
         C::for_each_thread(team, [&](int ty, int tx) {
           const int tid = ty * TX + tx;
-          StagedA::fetch(next.a, g.a_source(batch), tid, k0 + BK, m0);
-          StagedB::fetch(next.b, g.b_source(batch), tid, k0 + BK, n0);
+          StagedA::fetch(next.a, a_src, tid, k0 + BK, m0);
+          StagedB::fetch(next.b, b_src, tid, k0 + BK, n0);
           StagedA::store(next.a, tid, other);
           StagedB::store(next.b, tid, other);
         });
@@ -157,6 +160,7 @@ struct RegisterTiles {
   KOKKOS_INLINE_FUNCTION static void split_reduce(const Args& g, const index_t i) {
     const index_t row = i / (g.ldw / V), c = i % (g.ldw / V) * V;  // row of all products
     const index_t batch = C::batched ? row / g.rows : 0, r = C::batched ? row % g.rows : row;
+    if (g.skips_element(r, c)) return;  // (its partials were never written; c: V columns of one tile)
     const float* sums = g.partial + row * g.ldw + c;
     float v[V];
     C::load_floats(v, sums);
