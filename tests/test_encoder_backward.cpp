@@ -9,6 +9,8 @@
 //    refused naming 'tokens', the position and the value, both outputs
 //    bitwise unchanged (and with C = 0); BadArguments.Ranks: dout as (M, C)
 //    and dwte of rank 1, refused naming them and the rank expected;
+//  - Unchecked: options.check_tokens off, the same bits as Order; bad tokens
+//    then skipped by dwte (not refused), dwpe still adding their rows;
 //  - Workspace.Misaligned: exactly encoder_backward_workspace_bytes at an
 //    odd address (1 past a multiple of 256): bitwise the ordered sums (the
 //    contract's Misaligned holds it to the tolerance), the bytes around it
@@ -24,6 +26,7 @@
 #include <core/reference/bf16.hpp>
 #include <ops/encoder_backward/reference/reference.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <functional>
@@ -140,10 +143,15 @@ std::vector<float> ordered_sums(const enc::HostProblem& p, bool dwte) {
   return out;
 }
 
-void check_order(const enc::Shape& s, Precision p) {
+// checked = false: options.check_tokens off (no wait for the device; the
+// sums' launches sized for the most tokens and runs there can be): the
+// same bits.
+void check_order(const enc::Shape& s, Precision p, bool checked = true) {
   const enc::HostProblem hp = enc::make_problem(s, 5, p);
   DeviceProblem d(hp, hp.dwte, hp.dwpe);
-  d.call({}, false);
+  llmk::EncoderBackwardOptions o;
+  o.check_tokens = checked;
+  d.call(o, false);
   EXPECT_TRUE(llmk_test::bitwise_equal("dwte", d.dwte.host(), ordered_sums(hp, true)));
   EXPECT_TRUE(llmk_test::bitwise_equal("dwpe", d.dwpe.host(), ordered_sums(hp, false)));
 }
@@ -179,6 +187,29 @@ void check_bad_token(std::int64_t C, std::int64_t where, int value) {
                       "position " + std::to_string(pos), "V = 9"});
     }
   }
+}
+
+// options.check_tokens off, bad tokens at the first, a middle and the last
+// position of Zipf tokens (long buckets: the runs' path too): no exception,
+// dwte the ordered sums of the good positions alone (ordered_sums matches
+// no row to a bad token), dwpe every position's; overwritten, dwte's rows
+// of absent tokens zero.
+void check_unchecked_bad_tokens(bool overwrite) {
+  const enc::Shape s{"unchecked", 3, 40, 6, 77, enc::Tokens::zipf};
+  enc::HostProblem hp = enc::make_problem(s, 7, Precision::fp32);
+  hp.tokens[0] = -1, hp.tokens[57] = 77, hp.tokens[std::size_t(s.M() - 1)] = INT_MIN;
+  const std::vector<float> te0 = hp.dwte, pe0 = hp.dwpe;
+  if (overwrite) {
+    std::fill(hp.dwte.begin(), hp.dwte.end(), 0.0f);
+    std::fill(hp.dwpe.begin(), hp.dwpe.end(), 0.0f);
+  }
+  DeviceProblem d(hp, te0, pe0);  // poisoned by the old values where overwritten
+  llmk::EncoderBackwardOptions o;
+  o.check_tokens = false;
+  if (overwrite) o.dwte_update = o.dwpe_update = llmk::Update::overwrite;
+  d.call(o, true);
+  EXPECT_TRUE(llmk_test::bitwise_equal("dwte", d.dwte.host(), ordered_sums(hp, true)));
+  EXPECT_TRUE(llmk_test::bitwise_equal("dwpe", d.dwpe.host(), ordered_sums(hp, false)));
 }
 
 // What the contract's bad inputs do not try (they give dout, the leader, a
@@ -249,7 +280,11 @@ void add(const std::string& aspect, const std::string& name, std::function<void(
     for (char& c : pn) if (c == '-') c = '_';
     for (const enc::Shape& s : enc::test_shapes())
       add("Order", pn + "_" + s.name, [=] { check_order(s, p); });
+    for (const enc::Shape& s : enc::test_shapes())
+      add("Unchecked", pn + "_" + s.name, [=] { check_order(s, p, false); });
   }
+  add("Unchecked", "BadTokensSkipped", [] { check_unchecked_bad_tokens(false); });
+  add("Unchecked", "BadTokensSkippedOverwrite", [] { check_unchecked_bad_tokens(true); });
   for (const std::int64_t C : {std::int64_t(4), std::int64_t(0)})
     for (const std::int64_t where : {std::int64_t(0), std::int64_t(4), std::int64_t(-1)})
       for (const int value : {-1, 9, INT_MIN})

@@ -1,6 +1,6 @@
 // "flash_mma" for attention_backward_recompute (ops/attention_backward_recompute/
 // flash_mma.hpp says what it computes): flash-attention's backward on bf16
-// tensor cores, in two kernels after kernels::attention_flash_row_dots' D:
+// tensor cores, in two kernels after the rows' D (row_dots_kernel):
 //   DkDv: a block of 64 keys of one (b, h) walks the query blocks at or after
 //         it; per query tile, Sᵀ = k·qᵀ and dPᵀ = v·dout_hᵀ (warp w owns keys
 //         16w..16w+15: the tile's rows), Pᵀ and dSᵀ from them in registers,
@@ -16,7 +16,9 @@
 // the tile's rows (dout_h and q for dv, dk; k for dq) by ldmatrix.trans. The
 // streamed tiles are double buffered (cp.async). Steps measured on the H200
 // (B 8, T 1024, bf16): 0.514 ms plain, 0.377 with cp.async and ex2.approx,
-// 0.360 with half tiles, ldmatrix and 3 blocks an SM (docs/performance.md).
+// 0.360 with half tiles, ldmatrix and 3 blocks an SM, 0.283 with the rows'
+// D in a kernel of 8 lanes a row (was 55 us of the 0.360) and no per-element
+// checks in the tiles without a masked pair (docs/performance.md).
 #include <ops/attention_backward_recompute/flash_mma.hpp>
 
 #include <backends/cuda/cuda_checks.hpp>
@@ -330,11 +332,21 @@ __global__ void __launch_bounds__(kThreads, 3) dkdv_kernel(const Args a) {
       float s[4][4], dp[4][4];
       product_with_rows(s, kf, sq[buf], half);    // Sᵀ: rows keys, columns queries
       product_with_rows(dp, vf, sdo[buf], half);  // dPᵀ
-      probabilities(s, dp, slse[buf], sD[buf], scale2, half, [&](int row, int col, int& qi) {
-        qi = col;
-        const index_t u = u_base + row, t = t0 + col;
-        return t < a.T && u <= t;
-      });
+      // Every pair causal and below T (all but the diagonal's and the last
+      // tile's): no per-element checks.
+      const bool whole = t0 + half + kHalf <= a.T && u_base + 15 <= t0 + half;
+      if (whole) {
+        probabilities(s, dp, slse[buf], sD[buf], scale2, half, [](int, int col, int& qi) {
+          qi = col;
+          return true;
+        });
+      } else {
+        probabilities(s, dp, slse[buf], sD[buf], scale2, half, [&](int row, int col, int& qi) {
+          qi = col;
+          const index_t u = u_base + row, t = t0 + col;
+          return t < a.T && u <= t;
+        });
+      }
       accumulate_times_tile(dv, s, sdo[buf], half);  // dv += Pᵀ·dout_h
       accumulate_times_tile(dk, dp, sq[buf], half);  // dk += dSᵀ·q
     }
@@ -395,16 +407,59 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(const Args a) {
       float s[4][4], dp[4][4];
       product_with_rows(s, qf, sk[buf], half);    // S: rows queries, columns keys
       product_with_rows(dp, dof, sv[buf], half);  // dP
-      probabilities(s, dp, slse, sD, scale2, half, [&](int row, int col, int& qi) {
-        qi = warp * 16 + row;
-        const index_t t = t_base + row, u = u0 + col;
-        return t < a.T && u <= t;
-      });
+      const bool whole = t_base + 16 <= a.T && u0 + half + kHalf - 1 <= t_base;  // as dkdv's
+      if (whole) {
+        probabilities(s, dp, slse, sD, scale2, half, [&](int row, int, int& qi) {
+          qi = warp * 16 + row;
+          return true;
+        });
+      } else {
+        probabilities(s, dp, slse, sD, scale2, half, [&](int row, int col, int& qi) {
+          qi = warp * 16 + row;
+          const index_t t = t_base + row, u = u0 + col;
+          return t < a.T && u <= t;
+        });
+      }
       accumulate_times_tile(dq, dp, sk[buf], half);  // dq += dS·k
     }
     __syncthreads();  // buffer buf is free for tile kb + 2
   }
   store(a, dq, b, h, 0, t_base, a.alpha);
+}
+
+// D[(b·NH + h)·T + t] = dout_h[t] · out_h[t] for heads of 64 channels with
+// 16-byte rows: 8 lanes a row, one 16-byte load of each operand a lane, the
+// lanes' 8-term sums added by shuffles in a fixed tree (deterministic). A
+// warp reads 4 whole rows, 512 contiguous bytes of each operand; the
+// portable kernel's thread per row (kernels::attention_flash_row_dots)
+// reads 2 bytes a lane from 32 rows C apart per load: 55 us of the 0.360 ms
+// at B 8, T 1024 on the H200 (ncu, call S3), where the bytes need ~7 us.
+__global__ void row_dots_kernel(float* const D, const bf16* const dout, const bf16* const out,
+                                const index_t rows, const index_t T, const index_t NH) {
+  // A grid-stride loop over 8 lanes a row, the lanes' count rounded up to
+  // whole warps so that every lane of a warp takes every step (shuffles).
+  const index_t lanes = (rows * 8 + 31) / 32 * 32;
+  const index_t stride = index_t(gridDim.x) * blockDim.x;
+  for (index_t i = index_t(blockIdx.x) * blockDim.x + threadIdx.x; i < lanes; i += stride) {
+    const index_t row = i / 8;  // (b·T + t)·NH + h: rows in memory order
+    const int lane8 = int(i % 8);
+    float s = 0.f;
+    if (row < rows) {
+      const index_t at = row * kHead + lane8 * 8;
+      const uint4 x = *reinterpret_cast<const uint4*>(dout + at);
+      const uint4 y = *reinterpret_cast<const uint4*>(out + at);
+      const std::uint32_t xw[4] = {x.x, x.y, x.z, x.w}, yw[4] = {y.x, y.y, y.z, y.w};
+      for (int w = 0; w < 4; ++w) {  // bf16 → float: the bits in the high half
+        s += __uint_as_float(xw[w] << 16) * __uint_as_float(yw[w] << 16);
+        s += __uint_as_float(xw[w] & 0xffff0000u) * __uint_as_float(yw[w] & 0xffff0000u);
+      }
+    }
+    for (int o = 4; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (row < rows && lane8 == 0) {
+      const index_t h = row % NH, bt = row / NH, t = bt % T, b = bt / T;
+      D[(b * NH + h) * T + t] = s;
+    }
+  }
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
@@ -423,7 +478,6 @@ template <class ExecSpace, class P>
 void flash_mma_run(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float* const D) {
   const auto& f = p.args;
   const index_t blocks = (f.T + kBlock - 1) / kBlock;  // within FlashMma::grid_fits
-  kernels::attention_flash_row_dots(exec, f, D);
   Args a;
   a.dqkv = f.dqkv, a.dout = f.dout, a.qkv = f.qkv, a.lse = f.lse, a.D = D;
   a.T = f.T, a.C = f.C, a.NH = f.NH, a.HS = int(f.HS());
@@ -433,6 +487,16 @@ void flash_mma_run(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float*
   const dim3 grid(unsigned(f.B * f.NH), unsigned(blocks));
   cudaStream_t stream = exec.cuda_stream();
   backends::DeviceScope device(exec.cuda_device());
+  if (a.vector_loads && aligned16(f.out)) {
+    const index_t rows = f.B * f.T * f.NH, threads = 256;
+    const index_t needed = (rows * 8 + threads - 1) / threads;
+    const index_t grid_x = needed < (index_t(1) << 20) ? needed : (index_t(1) << 20);
+    row_dots_kernel<<<unsigned(grid_x), unsigned(threads), 0, stream>>>(D, f.dout, f.out, rows,
+                                                                         f.T, f.NH);
+    backends::check_cuda(cudaGetLastError(), "flash_mma row dots kernel launch");
+  } else {
+    kernels::attention_flash_row_dots(exec, f, D);
+  }
   dkdv_kernel<<<grid, kThreads, 0, stream>>>(a);
   backends::check_cuda(cudaGetLastError(), "flash_mma dk/dv kernel launch");
   dq_kernel<<<grid, kThreads, 0, stream>>>(a);

@@ -22,7 +22,7 @@ using Pack = kernels::PackOfSize<bf16, 8>;
 constexpr int kThreads = 1024;  // 32 warps a row, two rows an SM
 constexpr int kWarps = kThreads / 32;
 constexpr int kPack = 8;  // bf16 of a 16-byte copy
-constexpr int kSlotBytes = 16 * ((int(sizeof(float)) * (kWarps + 1) + 15) / 16);  // the reductions'
+constexpr int kSlotBytes = 16 * ((int(sizeof(float)) * 2 * (kWarps + 1) + 15) / 16);  // the merge's
 
 struct Args {
   bf16* dlogits;
@@ -48,22 +48,85 @@ __device__ inline float exp_of(const float d) {
   return r;
 }
 
-// A value of the block: each warp's, then the warps' in order by one thread
-// (the same in every block whatever the warps' timing). Op: max or sum.
-template <class Op>
-__device__ inline float block_reduce(float mine, float* slots, Op op) {
-  for (int offset = 16; offset > 0; offset /= 2)
-    mine = op(mine, __shfl_down_sync(0xffffffffu, mine, offset));
-  if (threadIdx.x % 32 == 0) slots[threadIdx.x / 32] = mine;
+// Adds 8 real elements (columns below V) to o, Online::add without its
+// per-element column checks: the pack's max first, the sum rescaled only
+// when the max grows (exp(0) is never taken for an unchanged max).
+__device__ inline void add_real(Online& o, const float (&f)[kPack]) {
+  float pack_max = kernels::neg_inf();
+#pragma unroll
+  for (int u = 0; u < kPack; ++u) pack_max = f[u] > pack_max ? f[u] : pack_max;
+  if (pack_max > o.max) {
+    o.sum *= exp_of(o.max - pack_max);  // 0 for the first finite max
+    o.max = pack_max;
+  }
+  if (o.max == kernels::neg_inf()) {  // −inf so far (0 to the sum), or a NaN that must come through
+#pragma unroll
+    for (int u = 0; u < kPack; ++u)
+      if (f[u] != kernels::neg_inf()) o.sum += f[u];
+    return;
+  }
+  float sum = o.sum;
+#pragma unroll
+  for (int u = 0; u < kPack; ++u) sum += exp_of(f[u] - o.max);
+  o.sum = sum;
+}
+
+// cp.async groups: this thread's copies so far as one group; a wait until at
+// most n of its groups are in flight (n is an immediate: a switch up to 7,
+// more waits for 7, which is only earlier than needed).
+__device__ inline void commit_group() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int n>
+__device__ inline void wait_group() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(n) : "memory");
+#endif
+}
+__device__ inline void wait_until_pending(const int n) {
+  switch (n) {
+    case 0: wait_group<0>(); break;
+    case 1: wait_group<1>(); break;
+    case 2: wait_group<2>(); break;
+    case 3: wait_group<3>(); break;
+    case 4: wait_group<4>(); break;
+    case 5: wait_group<5>(); break;
+    case 6: wait_group<6>(); break;
+    default: wait_group<7>(); break;
+  }
+}
+
+// Two floats rounded to bf16 (nearest even, as bf16(float)) in one word, lo
+// in the low half: one cvt where two and their merge took ~4 instructions.
+__device__ inline std::uint32_t bf16x2(const float lo, const float hi) {
+  std::uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+// The block's (max, sum) pair: each warp's lanes merged by shuffles in a
+// fixed tree, then the warps' pairs in order by one thread (the same in
+// every block whatever the warps' timing).
+__device__ inline Online block_merge(Online mine, float* slots) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const float max = __shfl_down_sync(0xffffffffu, mine.max, offset);
+    const float sum = __shfl_down_sync(0xffffffffu, mine.sum, offset);
+    mine.merge(max, sum);
+  }
+  const int warp = int(threadIdx.x) / 32;
+  if (threadIdx.x % 32 == 0) slots[2 * warp] = mine.max, slots[2 * warp + 1] = mine.sum;
   __syncthreads();
   if (threadIdx.x == 0) {
-    float total = slots[0];
-    for (int w = 1; w < kWarps; ++w) total = op(total, slots[w]);
-    slots[kWarps] = total;
+    Online total;
+    total.max = slots[0], total.sum = slots[1];
+    for (int w = 1; w < kWarps; ++w) total.merge(slots[2 * w], slots[2 * w + 1]);
+    slots[2 * kWarps] = total.max, slots[2 * kWarps + 1] = total.sum;
   }
   __syncthreads();
-  const float total = slots[kWarps];
-  __syncthreads();  // slots are reused by the next reduction
+  Online total;
+  total.max = slots[2 * kWarps], total.sum = slots[2 * kWarps + 1];
   return total;
 }
 
@@ -85,44 +148,33 @@ __global__ void __launch_bounds__(kThreads, 2) classifier_row_in_shared(const Ar
   const int packs = a.Vp / kPack, full = a.V / kPack;  // packs [0, full) hold real columns only
   const int V = a.V;
 
+  // Each thread copies its packs p = threadIdx.x + k·kThreads, one cp.async
+  // group a pack, and adds each to its running max and sum as it lands: it
+  // reads only its own copies (no barrier), overlapped with the row's
+  // arrival. The write pass takes the same packs; only the loss's x_t is
+  // another thread's, read after the merge's barriers.
   for (int p = threadIdx.x; p < packs; p += kThreads) {
     kernels::AsyncCopy::copy<16>(reinterpret_cast<float*>(row + p * kPack),
                                  reinterpret_cast<const float*>(x + p * kPack), true);
+    commit_group();
   }
-  kernels::AsyncCopy::wait_all();
-  __syncthreads();
-
-  // The max (a NaN is passed over here and comes through the sum), then
-  // the sum of exp(x − max), each from the shared row.
-  float max = kernels::neg_inf();
-  for (int p = threadIdx.x; p < packs; p += kThreads) {
+  const int mine = packs > int(threadIdx.x) ? (packs - 1 - int(threadIdx.x)) / kThreads + 1 : 0;
+  // The row's max and sum of exp(x − max), online: each pack added as it
+  // lands (a NaN is passed over by the max and comes through the sum).
+  Online own;
+  for (int k = 0; k < mine; ++k) {
+    wait_until_pending(mine - 1 - k);
+    const int p = int(threadIdx.x) + k * kThreads;
     float f[kPack];
     unpack(row, p, f);
-#pragma unroll
-    for (int u = 0; u < kPack; ++u)
-      if ((p < full || p * kPack + u < V) && f[u] > max) max = f[u];
-  }
-  max = block_reduce(max, slots, [](float l, float r) { return r > l ? r : l; });
-  float sum = 0;
-  if (max == kernels::neg_inf()) {
-    // Every real logit −inf (or none): "fused"'s Online pairs say what comes out.
-    Online o;
-    for (int p = threadIdx.x; p < packs; p += kThreads) {
-      float f[kPack];
-      unpack(row, p, f);
-      o.add(f, p * kPack, V);
-    }
-    sum = o.sum;
-  } else {
-    for (int p = threadIdx.x; p < packs; p += kThreads) {
-      float f[kPack];
-      unpack(row, p, f);
-#pragma unroll
-      for (int u = 0; u < kPack; ++u)
-        if (p < full || p * kPack + u < V) sum += exp_of(f[u] - max);
+    if (p < full) {
+      add_real(own, f);
+    } else {
+      own.add(f, p * kPack, V);
     }
   }
-  sum = block_reduce(sum, slots, [](float l, float r) { return l + r; });
+  const Online whole = block_merge(own, slots);
+  const float max = whole.max, sum = whole.sum;
 
   const int t = a.targets[m];
   const float scale = a.dloss != nullptr ? a.dloss[m] : a.dloss_value;
@@ -133,7 +185,9 @@ __global__ void __launch_bounds__(kThreads, 2) classifier_row_in_shared(const Ar
     Pack out{};
     if (p < full && p != t / kPack) {  // real columns, not the target's
 #pragma unroll
-      for (int u = 0; u < kPack; ++u) out.set(u, exp_of(f[u] - max) * prob_scale);
+      for (int w = 0; w < kPack / 2; ++w)
+        out.word[w] = bf16x2(exp_of(f[2 * w] - max) * prob_scale,
+                             exp_of(f[2 * w + 1] - max) * prob_scale);
     } else {
 #pragma unroll
       for (int u = 0; u < kPack; ++u) {

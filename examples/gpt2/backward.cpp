@@ -245,8 +245,11 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
   }
   // dresidual is now the input embedding's gradient (wte[tokens] + wpe):
   // added to wte's (the LM head's part), wpe's overwritten.
+  // The tokens were checked when they were loaded (model.cpp): no wait for
+  // the device's check here either.
   llmk::EncoderBackwardOptions encoder_options;
   encoder_options.dwpe_update = llmk::Update::overwrite;
+  encoder_options.check_tokens = false;
   llmk::encoder_backward(ctx_, g.wte.data(), g.wpe.data(), dresidual_.data(), tokens_.data(), B,
                          T_, C, cfg_.V, encoder_options);
   lap(clock, Step::encoder);

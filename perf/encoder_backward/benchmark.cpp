@@ -152,6 +152,7 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
       EncoderBackwardOptions options;
       options.impl = plan.impl;
       if (opt.overwrite) options.dwte_update = options.dwpe_update = Update::overwrite;
+      options.check_tokens = !opt.no_token_check;
       row.run = [&ctx, b = full, options] { b.call(ctx, options); };
       row.run_part = [&ctx, b = full, options](std::int64_t n) {
         b.first_sequences(n).call(ctx, options);
@@ -190,7 +191,9 @@ class Benchmark {
     suite.units = s.B;
     suite.unit_name = "sequence";
     suite.error_columns = {"dwte", "dwpe"};
-    suite.flags = {{"overwrite", opt_.overwrite}, {"zipf_tokens", opt_.zipf}};
+    suite.flags = {{"overwrite", opt_.overwrite},
+                   {"zipf_tokens", opt_.zipf},
+                   {"no_token_check", opt_.no_token_check}};
     suite.default_precision = "fp32";
     suite.gflops_column = false;
     suite.gbs_column = true;
@@ -217,7 +220,9 @@ class Benchmark {
         (opt_.zipf ? "drawn P(v) ∝ 1/(v + 1) (as text's, and the PyTorch peer's)"
                    : "uniform in [0, V)") +
         ", seed " + std::to_string(kSeed) + "; dwte and dwpe " +
-        (opt_.overwrite ? "overwritten (=)" : "accumulated (+=)") +
+        (opt_.overwrite ? "overwritten (=)" : "accumulated (+=)") + "; tokens " +
+        (opt_.no_token_check ? "not checked (no wait for the device)"
+                             : "checked on the device, the host waiting for it") +
         "; error: relative L2 against the float64 reference");
     suite.notes.push_back(
         "GB/s: dout and the tokens read once, " +
@@ -289,6 +294,8 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_flag("--zipf", opt.zipf,
                "tokens drawn P(v) ∝ 1/(v + 1), a few long buckets as text has (the PyTorch peer's "
                "tokens; needed to --import its records); default uniform in [0, V)");
+  app.add_flag("--no-token-check", opt.no_token_check,
+               "options.check_tokens = false: no check of the tokens (and no wait for it)");
 }
 
 int run(const perf::Options& harness, const Options& opt) {

@@ -29,6 +29,7 @@ struct Options {
   // Tokens drawn P(v) ∝ 1/(v + 1), as text's are (and the PyTorch peer's);
   // default uniform in [0, V). Both from a fixed seed.
   bool zipf = false;
+  bool no_token_check = false;  // options.check_tokens = false
 };
 
 const Implementations& implementations();

@@ -25,7 +25,8 @@
 // A token outside [0, V) is refused (std::invalid_argument naming 'tokens',
 // its position and value) before anything is written: the device's sort of
 // the positions finds it, and the host waits for the sort (one
-// synchronization of the instance per call). Otherwise the contract is
+// synchronization of the instance per call; options.check_tokens = false
+// skips the check and the wait). Otherwise the contract is
 // matmul_backward's (llmk/matmul_backward.hpp).
 #pragma once
 
@@ -45,6 +46,12 @@ struct EncoderBackwardOptions {
   std::string impl = "auto";
   Update dwte_update = Update::accumulate;
   Update dwpe_update = Update::accumulate;
+  // Whether the call checks the tokens (and waits for the device to say).
+  // false: the caller vouches that every token is in [0, V); the call then
+  // never waits for the device (the sums' launches are sized for the most
+  // tokens and runs there can be), and a token outside [0, V) adds its row
+  // to no row of dwte (dwpe still gets it).
+  bool check_tokens = true;
 };
 
 using EncoderBackwardImplInfo = ImplInfo;

@@ -159,7 +159,10 @@ struct ClassifierBackwardContract {
     v[dlogits] = {"dlogits", true, {M, Vp}, {B, T, Vp}, type};
     v[dlogits].role = "dlogits";
     v[dlogits].in_place_of = "logits";
-    v[dlogits].alignment = Alignment::Element;
+    // 16-byte rows at two shapes: row_in_shared's and fused's vector paths
+    // (element aligned, both take their element-by-element fallback).
+    v[dlogits].alignment =
+        s.name == "gpt2pad" || s.name == "long" ? Alignment::Allocation : Alignment::Element;
     v[losses] = {"losses", true, {M}, {B, T}, llmk::DType::f32};
     v[losses].present = s.losses;
     v[losses].optional = true;  // nullptr: not computed

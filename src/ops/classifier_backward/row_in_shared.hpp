@@ -1,18 +1,21 @@
 // Implementation "row_in_shared", for Kokkos::Cuda, bf16 logits: the fused
 // classifier with each row read from memory ONCE. A block of 1024 threads a
-// row copies the whole row into shared memory (cp.async, 16 bytes a copy),
-// then makes three passes over it there: the max, the sum of exp(x − max)
-// (each reduced over the block in a fixed order), and dlogits, written with
-// streaming stores. A bf16 row of GPT-2's Vp = 50 304 is 98 KiB: two rows an
-// SM (Hopper's 227 KiB), so one block's copy overlaps the other's arithmetic.
-// H200, B 8, T 1024, Vp 50 304, device time: 0.521 ms, 76.5 % of a copy of
-// the same bytes (0.399); "fused" 0.656, llm.c's algorithm 0.588.
-// The kernel is bound by instructions, not by memory: a first version, one
-// online (max, sum) pass from shared memory with "fused"'s per-element
-// checks, took 0.690 ms, slower than "fused" reading each row twice; the
-// separate max pass, no column checks inside [0, V) and away from the
-// target's pack, and ex2.approx.ftz brought 512 threads a row to 0.545, 1024
-// to 0.521.
+// row copies the whole row into shared memory (cp.async, 16 bytes a copy, a
+// group a pack), each thread adding its own packs to a running (max, sum of
+// exp(x − max)) as each lands, so that the arithmetic overlaps the row's
+// arrival; the pairs are merged over the block in a fixed order, then one
+// pass writes dlogits with streaming stores. A bf16 row of GPT-2's Vp =
+// 50 304 is 98 KiB: two rows an SM (Hopper's 227 KiB), so one block's copy
+// overlaps the other's arithmetic.
+// H200, B 8, T 1024, Vp 50 304, device time (call D2 of 2026-12-02, night):
+// 0.482 ms, 83.8 % of a copy of the same bytes (0.404); "fused" 0.661,
+// llm.c's algorithm 0.591. Steps: a first version, one online pass from
+// shared memory after the whole row had landed, with "fused"'s per-element
+// checks, 0.690 ms; a max pass, a sum pass and the write pass from shared
+// memory, no column checks inside [0, V) and away from the target's pack,
+// ex2.approx.ftz, 1024 threads: 0.521; the max taken as the packs land and
+// the write pass's pairs rounded by one cvt (bf16x2): 0.508 (79.4 %, same
+// run as 0.482); the online pass as the packs land, 0.482.
 // Defined in backends/cuda/classifier_row_in_shared.cpp, which only CUDA
 // builds compile (LLMK_HAVE_CUDA); no CUDA header here.
 //

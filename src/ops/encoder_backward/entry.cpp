@@ -80,6 +80,7 @@ Problem<ExecSpace, P> typed_problem(const Operands<ExecSpace>& o,
   a.B = o.B, a.T = o.T;
   a.overwrite_dwte = options.dwte_update == Update::overwrite;
   a.overwrite_dwpe = options.dwpe_update == Update::overwrite;
+  a.check_tokens = options.check_tokens;
   p.M = M, p.C = o.C;
   return p;
 }

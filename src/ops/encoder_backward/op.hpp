@@ -31,7 +31,7 @@ struct Op {
   static void empty_workspace(core::WorkspaceSize&, const Sizes&) {}
   template <class ExecSpace, class P>
   static void run_empty(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
-    if (p.M > 0) check_tokens(call.exec, p);
+    if (p.M > 0 && p.args.check_tokens) check_tokens(call.exec, p);
     if (p.args.overwrite_dwte) core::op::fill_zero(call.exec, p.args.dwte);
     if (p.args.overwrite_dwpe) core::op::fill_zero(call.exec, p.args.dwpe);
   }

@@ -25,8 +25,10 @@ struct Sorted : ImplDefaults {
     int* w = call.workspace.template take<int>(kernels::encoder_sort_ints(V, M));
     float* partials = call.workspace.template take<float>(kernels::encoder_partial_floats(M, p.C));
     const kernels::EncoderSortSpace space = kernels::encoder_sort_space(w, partials, V, M);
-    // The sort writes the workspace alone: a bad token is refused here.
-    const kernels::EncoderFound found = kernels::encoder_sort_positions(call.exec, p.args, space);
+    // The sort writes the workspace alone: a bad token is refused here
+    // (unless the caller vouched for the tokens: then nothing is waited for).
+    const kernels::EncoderFound found =
+        kernels::encoder_sort_positions(call.exec, p.args, space, p.args.check_tokens);
     if (found.first_bad >= 0) refuse_token_at(call.exec, p, found.first_bad);
     kernels::encoder_dwte(call.exec, p.args, space, found);
     kernels::encoder_dwpe(call.exec, p.args);

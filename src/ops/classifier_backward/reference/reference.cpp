@@ -108,11 +108,13 @@ Result64 reference_backward(const HostProblem& p) {
 // approached by positive terms summed in blocks). rel = 1e-5 leaves 10× above
 // that; abs = 2e-6 covers p_t − 1 where p_t ≈ 1 (cancellation: p's absolute
 // error there ≈ 1e-6). bf16: the float result rounded once to 8 significant
-// bits adds up to 2⁻⁹ ≈ 1.95e-3 relative: rel = 4e-3, abs as fp32 plus half a
-// bf16 ulp of 1.
+// bits adds up to 2⁻⁹ ≈ 1.95e-3 relative: rel = 4e-3, abs 1e-5 (the fp32
+// bound and then some). The abs of 4e-3 it had before (half a bf16 ulp of 1)
+// hid every error of the columns whose probability is below ~4e-3: most of
+// a row (a planted swap of neighbouring columns passed every test).
 Tolerance dlogits_tolerance(Precision p) {
   check_precision(p);
-  return p == Precision::fp32 ? Tolerance{1e-5, 2e-6} : Tolerance{4e-3, 4e-3};
+  return p == Precision::fp32 ? Tolerance{1e-5, 2e-6} : Tolerance{4e-3, 1e-5};
 }
 // losses = log(sum) + max − x_t in float: each term's rounding (u·|term|,
 // terms ≤ ~12 here) and sum's relative error (1e-6 → 1e-6 absolute on log):
