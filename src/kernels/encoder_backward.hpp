@@ -152,8 +152,8 @@ index_t first_bad_token(const ExecSpace& exec, const Tokens& tokens, const index
 }
 
 // What the sort found, read by the host (one wait for the instance), or
-// not read (unknown(): the sums' launches are then sized for the most there
-// can be, and their threads past the counts in w.found return at once).
+// not read (unknown(): the sums' launches then take kEncoderLanes lanes
+// that walk the counts in w.found, encoder_dwte).
 struct EncoderFound {
   index_t first_bad = -1;  // −1: every token in [0, V)
   index_t present = 0, runs = 0;

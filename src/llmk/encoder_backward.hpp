@@ -48,9 +48,9 @@ struct EncoderBackwardOptions {
   Update dwpe_update = Update::accumulate;
   // Whether the call checks the tokens (and waits for the device to say).
   // false: the caller vouches that every token is in [0, V); the call then
-  // never waits for the device (the sums' launches are sized for the most
-  // tokens and runs there can be), and a token outside [0, V) adds its row
-  // to no row of dwte (dwpe still gets it).
+  // never waits for the device (the sums' launches take a fixed number of
+  // lanes that walk the counts the device found), and a token outside
+  // [0, V) adds its row to no row of dwte (dwpe still gets it).
   bool check_tokens = true;
 };
 
