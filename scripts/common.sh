@@ -233,6 +233,10 @@ llmk_setup_and_build() {
   # setup.sh installs Open MPI: its reducer engine and 2-rank tests must not
   # vanish quietly. NCCL stays AUTO: not every CUDA toolkit has it.
   wanted+=(-DLLMK_ENABLE_MPI=ON)
+  # Every space's test binary unless LLMK_CMAKE_ARGS says otherwise (test.sh
+  # --test-spaces): a restriction of an earlier run must not stay in the
+  # build folder's cache (a GPU bundle built after CI's run would lack suites).
+  wanted+=(-DLLMK_TEST_SPACES=)
   local args=(-S "$LLMK_ROOT" -B "$LLMK_BUILD_DIR" -G Ninja "-DCMAKE_PREFIX_PATH=$prefix"
               -UKokkos_DIR -UKokkosKernels_DIR ${wanted[@]+"${wanted[@]}"}
               ${LLMK_CMAKE_ARGS[@]+"${LLMK_CMAKE_ARGS[@]}"})

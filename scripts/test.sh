@@ -7,6 +7,11 @@
 #   --kokkos  the Kokkos version to build against (default 3.4.01; see setup.sh);
 #             build/<backend> for 3.4.01, build/<backend>-kokkos<version> otherwise
 #   --large   also run the tests labelled `large` (the seed shape; slow on a CPU)
+#   --test-spaces SPACES
+#             build the generic suite for these execution spaces only
+#             (comma-separated: Cuda, or Serial,OpenMP; default: every space
+#             Kokkos has, and then the backends-against-each-other suite too);
+#             CI's second and third configurations use one space each
 #   --sanitize address|thread
 #             OpenMP only, in build/<...>-asan or -tsan (Kokkos itself is not
 #             instrumented): `address` builds llmk and the tests with ASan+UBSan
@@ -24,13 +29,15 @@ llmk_parse_backend "$@"
 export OMP_PROC_BIND=${OMP_PROC_BIND:-false}
 
 ctest_args=(--output-on-failure -j "$LLMK_JOBS")
-large=0 sanitize=
+large=0 sanitize= test_spaces=
 set -- ${REST_ARGS[@]+"${REST_ARGS[@]}"}
 while [ $# -gt 0 ]; do
   case $1 in
     --large) large=1; shift ;;
     --sanitize) sanitize=$2; shift 2 ;;
     --sanitize=*) sanitize=${1#*=}; shift ;;
+    --test-spaces) test_spaces=$2; shift 2 ;;
+    --test-spaces=*) test_spaces=${1#*=}; shift ;;
     *) ctest_args+=("$1"); shift ;;
   esac
 done
@@ -52,6 +59,8 @@ esac
 if [ ${#excluded[@]} -gt 0 ]; then
   ctest_args+=(-LE "$(IFS='|'; echo "${excluded[*]}")")
 fi
+
+[ -z "$test_spaces" ] || LLMK_CMAKE_ARGS+=("-DLLMK_TEST_SPACES=${test_spaces//,/;}")
 
 llmk_setup_and_build "$BACKEND" "$KOKKOS_VERSION"
 if [ "$BACKEND" = cuda ]; then llmk_cuda_stub_env; fi
