@@ -5,8 +5,9 @@
 #               [perf-encoder]
 #               [-- llmk-perf arguments]
 #        (default: tests sanitize perf perf-layernorm perf-attention)
-#   tests     every test binary; the large (seed-shape) tests on Cuda and across
-#             backends, not on the host-only binaries (slow there, and CI runs them)
+#   tests     every test binary, each in $LLMK_TEST_SHARDS (8) gtest shards side
+#             by side; the large (seed-shape) tests on Cuda and across backends,
+#             not on the host-only binaries (slow there, and CI runs them)
 #   sanitize  compute-sanitizer memcheck over the Cuda tests on small shapes,
 #             racecheck over the layernorm and recompute attention tests (team
 #             scratch, barriers)
@@ -56,9 +57,22 @@ for step in "${steps[@]}"; do
       for t in "$here"/bin/llmk_tests_*; do
         name=$(basename "$t") filter='*'
         case $name in *_cuda|*_backends) ;; *) filter='-*Large*' ;; esac
-        note "$name (--gtest_filter=$filter)"
-        OMP_PROC_BIND=false "$t" --gtest_brief=1 --gtest_filter="$filter" \
-          --gtest_output="xml:$results/$name.xml" || { echo "FAILED: $name (exit $?)"; status=1; }
+        # In $LLMK_TEST_SHARDS gtest shards side by side (default 8): the
+        # float64 references are CPU work, and one process at a time ran the
+        # Cuda binary past a 10-minute call; 8 shards ran all but HugeRows
+        # in 107 s on the H200's 16 cores (docs/performance.md, call F2).
+        shards=${LLMK_TEST_SHARDS:-8} pids=()
+        note "$name (--gtest_filter=$filter, $shards shards)"
+        for ((i = 0; i < shards; ++i)); do
+          GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i OMP_PROC_BIND=false OMP_NUM_THREADS=2 \
+            "$t" --gtest_brief=1 --gtest_filter="$filter" \
+            --gtest_output="xml:$results/$name-shard$i.xml" > "$results/$name-shard$i.log" 2>&1 &
+          pids+=($!)
+        done
+        for ((i = 0; i < shards; ++i)); do
+          wait "${pids[$i]}" || { echo "FAILED: $name shard $i (exit $?)"; status=1; }
+          grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$results/$name-shard$i.log"
+        done
       done ;;
     sanitize)
       note "compute-sanitizer memcheck: llmk_tests_cuda, small shapes"
