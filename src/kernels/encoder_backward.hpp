@@ -184,7 +184,7 @@ EncoderFound encoder_sort_positions(const ExecSpace& exec, const Args& a, const 
       "llmk::encoder_count_tokens", Range<ExecSpace>(exec, 0, M), KOKKOS_LAMBDA(const index_t i) {
         const int t = tokens(i);
         if (t < 0 || t >= V) Kokkos::atomic_fetch_min(&w.found[0], int(i));
-        else Kokkos::atomic_increment(&w.counts[t]);
+        else Kokkos::atomic_fetch_add(&w.counts[t], 1);  // (atomic_increment: deprecated in 4.x)
       });
   Kokkos::parallel_scan(
       "llmk::encoder_offsets", Range<ExecSpace>(exec, 0, V + 1),
