@@ -4,6 +4,7 @@
 #include <ops/classifier_backward/row_in_shared.hpp>
 
 #include <backends/cuda/cuda_checks.hpp>
+#include <backends/cuda/ptx.hpp>
 #include <kernels/async_copy.hpp>
 #include <kernels/classifier_backward.hpp>
 #include <kernels/pack.hpp>
@@ -43,9 +44,7 @@ __device__ inline void store_streaming(bf16* p, const Pack& v) {
 // 2⁻¹²⁶ to 0 (what exp2f adds around it is 2 of the ~10 instructions an
 // element costs here: the kernel is bound by instructions, not memory).
 __device__ inline float exp_of(const float d) {
-  float r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d * kernels::kLog2e));
-  return r;
+  return backends::ptx::exp2_approx(d * kernels::kLog2e);
 }
 
 // Adds 8 real elements (columns below V) to o, Online::add without its
@@ -71,20 +70,11 @@ __device__ inline void add_real(Online& o, const float (&f)[kPack]) {
   o.sum = sum;
 }
 
-// cp.async groups: this thread's copies so far as one group; a wait until at
-// most n of its groups are in flight (n is an immediate: a switch up to 7,
-// more waits for 7, which is only earlier than needed).
-__device__ inline void commit_group() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-template <int n>
-__device__ inline void wait_group() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(n) : "memory");
-#endif
-}
+// A wait until at most n of this thread's cp.async groups are in flight (n
+// is an immediate: a switch up to 7, more waits for 7, which is only earlier
+// than needed).
+using backends::ptx::commit_group;
+using backends::ptx::wait_group;
 __device__ inline void wait_until_pending(const int n) {
   switch (n) {
     case 0: wait_group<0>(); break;
