@@ -3,7 +3,7 @@
 // (att would be 8·12·16384² floats, 103 GB). Named HugeRows (label `huge`,
 // run alone); Cuda only: on a CPU the call alone is hours (skipped, saying
 // so).
-//   HugeRows.flash_<precision>_T16384, HugeRows.flash_mma_bf16_T16384 (Cuda)
+//   HugeRows.flash_<precision>_T16384, HugeRows.flash_mma_<precision>_T16384 (Cuda)
 //     random q (×4), k, v, dout; the forward's out and lse computed on the
 //     device (support/attention_forward.hpp, float); dqkv poisoned with NaN
 //     and overwritten; every element of dqkv finite; then a float64 check
@@ -201,6 +201,9 @@ void check_huge(Precision precision, const std::string& impl) {
   llmk_test::contract::add_test("attention_backward_recompute", "HugeRows", "flash_mma_bf16_T16384",
                       "B 8, T 16384, C 768, NH 12, bf16, tensor cores",
                       [] { check_huge<llmk::bf16>(Precision::bf16, "flash_mma"); });
+  llmk_test::contract::add_test("attention_backward_recompute", "HugeRows", "flash_mma_fp32_T16384",
+                      "B 8, T 16384, C 768, NH 12, fp32, tensor cores (3xTF32)",
+                      [] { check_huge<float>(Precision::fp32, "flash_mma"); });
   return true;
 }();
 

@@ -21,6 +21,7 @@
 // checks in the tiles without a masked pair (docs/performance.md).
 #include <ops/attention_backward_recompute/flash_mma.hpp>
 
+#include <backends/cuda/attention_flash_mma.hpp>
 #include <backends/cuda/cuda_checks.hpp>
 #include <kernels/attention_flash.hpp>
 #include <llmk/bf16.hpp>
@@ -28,70 +29,28 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace llmk::op::attention_backward_recompute {
 namespace {
 
-constexpr int kBlock = int(kFlashMmaBlock);  // positions a tile holds
-constexpr int kHead = int(kFlashMmaMaxHead);  // a tile row's channels (zero padded)
-constexpr int kStride = 72;                   // a shared row's bf16 (144 bytes)
-constexpr int kThreads = 128;                 // 4 warps of 16 rows
-constexpr float kLog2e = 1.4426950408889634f;
+using namespace flash_mma;  // kBlock, kHead, kThreads, kLog2e, Args, row_value, ...
+static_assert(kBlock == kFlashMmaBlock && kHead == kFlashMmaMaxHead, "flash_mma.hpp's tiles");
+using backends::ptx::commit_group;
+using backends::ptx::cp_async16;
+using backends::ptx::wait_group;
 
-struct Args {
-  bf16* dqkv;
-  const bf16* dout;
-  const bf16* qkv;
-  const float* lse;
-  const float* D;
-  index_t T, C, NH;
-  int HS;
-  float alpha;
-  bool overwrite;
-  bool vector_loads;  // every row of q, k, v and dout 16-byte aligned, HS = 64
-};
-
-// 16 bytes global → shared without passing through registers (sm_80's
-// cp.async): zeros where !valid (src-size 0; `src` is then not read).
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const auto d = static_cast<std::uint32_t>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
-               "r"(valid ? 16 : 0));
-#else
-  (void)dst, (void)src, (void)valid;
-  __trap();
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n");
-#endif
-}
-// Waits until at most `pending` of this thread's committed groups are in flight.
-template <int pending>
-__device__ __forceinline__ void cp_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
-#endif
-}
-
-// 2^x by the SFU (ex2.approx: relative error ≈ 2⁻²², NaN stays NaN, −∞ → 0).
-__device__ __forceinline__ float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
+constexpr int kStride = 72;  // a shared row's bf16 (144 bytes)
 
 // A tile: rows [row0, row0 + 64) of the (b, h) head found at `base` with row
 // stride `ld` (elements), channels [0, HS), zeros past T and past HS. By
 // cp.async where every row is 16-byte aligned and HS = 64 (it has landed
-// after cp_async_wait), else by plain loads.
+// after wait_group), else by plain loads.
 __device__ void load_tile(std::uint16_t (*tile)[kStride], const bf16* base, index_t ld, index_t row0,
                           index_t T, int HS, bool vector_loads) {
   if (vector_loads) {
     // 64 rows × 8 packs of 8 bf16, asynchronous: the caller commits and
-    // waits (cp_async_commit, cp_async_wait) before a barrier.
+    // waits (commit_group, wait_group) before a barrier.
     for (int i = threadIdx.x; i < kBlock * 8; i += kThreads) {
       const int r = i / 8, c = (i % 8) * 8;
       const index_t row = row0 + r;
@@ -104,13 +63,6 @@ __device__ void load_tile(std::uint16_t (*tile)[kStride], const bf16* base, inde
       tile[r][c] = row < T && c < HS ? base[row * ld + c].bits : std::uint16_t(0);
     }
   }
-}
-
-// Row i of a tile's per-row floats (lse·log₂e or D), 0 past T; loaded into a
-// register first so that its latency hides behind the tile's products.
-__device__ __forceinline__ float row_value(const float* src, index_t row0, int i, index_t T,
-                                           float scale) {
-  return row0 + i < T ? src[row0 + i] * scale : 0.f;
 }
 
 __device__ __forceinline__ std::uint32_t pack(float lo, float hi) {
@@ -226,47 +178,6 @@ __device__ __forceinline__ void accumulate_times_tile(float (&acc)[8][4], const 
   }
 }
 
-// Rows r0..r0+15 of a 16 × 64 accumulator (channels), times `scale`, into
-// dqkv's `part` (0 q, 1 k, 2 v) of head h, rows below T, channels below HS.
-__device__ void store(const Args& a, const float (&acc)[8][4], index_t b, index_t h, int part,
-                      index_t r0, float scale) {
-  const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
-  for (int half = 0; half < 2; ++half) {
-    const index_t t = r0 + g + 8 * half;
-    if (t >= a.T) continue;
-    bf16* const row = a.dqkv + (b * a.T + t) * 3 * a.C + part * a.C + h * a.HS;
-    for (int nt = 0; nt < 8; ++nt)
-      for (int j = 0; j < 2; ++j) {
-        const int d = nt * 8 + 2 * c + j;
-        if (d >= a.HS) continue;
-        const float v = acc[nt][2 * half + j] * scale;
-        row[d] = bf16(a.overwrite ? v : float(row[d]) + v);
-      }
-  }
-}
-
-// The causal probabilities and their score gradients of one tile, in place:
-// s holds the logits' dots, dp dout_h·v. Element (row, col) of a warp's
-// 16 × 32 accumulators (columns col0..col0+31 of the tile) is the pair
-// (query t, key u) that `pair` names;
-// masked pairs (u > t) and positions past T are exact zeros. lse2 is the
-// queries' lse·log₂e: P = 2^(α·log₂e·s − lse·log₂e).
-template <class Pair>
-__device__ __forceinline__ void probabilities(float (&s)[4][4], float (&dp)[4][4],
-                                              const float* lse2, const float* D, float scale2,
-                                              int col0, Pair pair) {
-  const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
-  for (int nt = 0; nt < 4; ++nt)
-    for (int j = 0; j < 4; ++j) {
-      const int row = g + 8 * (j / 2), col = col0 + nt * 8 + 2 * c + j % 2;
-      int q;  // the query's index in its tile (lse, D)
-      const bool valid = pair(row, col, q);
-      const float p = valid ? exp2_approx(s[nt][j] * scale2 - lse2[q]) : 0.f;
-      dp[nt][j] = valid ? p * (dp[nt][j] - D[q]) : 0.f;
-      s[nt][j] = p;
-    }
-}
-
 // Both kernels stream tiles through two shared buffers: while the products
 // of tile i run on buffer i % 2, tile i + 1's rows are in flight into the
 // other (cp.async), its per-row floats in registers.
@@ -274,7 +185,7 @@ using Tile = std::uint16_t[kBlock][kStride];
 
 // 3 blocks an SM (≤ 168 registers, a few spilled): B 8, T 1024 0.360 ms
 // against 0.376 at its natural 232 registers and 2 blocks (H200, call E3).
-__global__ void __launch_bounds__(kThreads, 3) dkdv_kernel(const Args a) {
+__global__ void __launch_bounds__(kThreads, 3) dkdv_kernel(const Args<bf16> a) {
   __shared__ __align__(16) Tile sq[2], sdo[2];
   __shared__ float slse[2][kBlock], sD[2][kBlock];
   const index_t bh = blockIdx.x, b = bh / a.NH, h = bh % a.NH;
@@ -291,16 +202,16 @@ __global__ void __launch_bounds__(kThreads, 3) dkdv_kernel(const Args a) {
   std::uint32_t kf[4][4], vf[4][4];
   load_tile(sq[1], q + a.C, ld, u0, a.T, a.HS, a.vector_loads);
   load_tile(sdo[1], q + 2 * a.C, ld, u0, a.T, a.HS, a.vector_loads);
-  cp_async_commit();
+  commit_group();
   // The first query tile (the diagonal one) into buffer 0.
   load_tile(sq[0], q, ld, u0, a.T, a.HS, a.vector_loads);
   load_tile(sdo[0], dout, a.C, u0, a.T, a.HS, a.vector_loads);
-  cp_async_commit();
+  commit_group();
   if (tid < kBlock) {
     slse[0][tid] = row_value(lse, u0, tid, a.T, kLog2e);
     sD[0][tid] = row_value(D, u0, tid, a.T, 1.0f);
   }
-  cp_async_wait<1>();
+  wait_group<1>();
   __syncthreads();
   load_a(kf, sq[1], warp * 16);
   load_a(vf, sdo[1], warp * 16);
@@ -323,8 +234,8 @@ __global__ void __launch_bounds__(kThreads, 3) dkdv_kernel(const Args a) {
         next_d = row_value(D, t0 + kBlock, tid, a.T, 1.0f);
       }
     }
-    cp_async_commit();
-    cp_async_wait<1>();  // this tile's group has landed
+    commit_group();
+    wait_group<1>();  // this tile's group has landed
     __syncthreads();
     for (int half = 0; half < kBlock; half += kHalf) {
       // Queries t0 + half .. + 31 all before this warp's keys: all masked.
@@ -357,7 +268,7 @@ __global__ void __launch_bounds__(kThreads, 3) dkdv_kernel(const Args a) {
   store(a, dv, b, h, 2, u_base, 1.0f);
 }
 
-__global__ void __launch_bounds__(kThreads) dq_kernel(const Args a) {
+__global__ void __launch_bounds__(kThreads) dq_kernel(const Args<bf16> a) {
   __shared__ __align__(16) Tile sk[2], sv[2];
   __shared__ float slse[kBlock], sD[kBlock];
   const index_t bh = blockIdx.x, b = bh / a.NH, h = bh % a.NH;
@@ -374,15 +285,15 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(const Args a) {
   std::uint32_t qf[4][4], dof[4][4];
   load_tile(sk[1], q, ld, t0, a.T, a.HS, a.vector_loads);
   load_tile(sv[1], dout, a.C, t0, a.T, a.HS, a.vector_loads);
-  cp_async_commit();
+  commit_group();
   load_tile(sk[0], q + a.C, ld, 0, a.T, a.HS, a.vector_loads);
   load_tile(sv[0], q + 2 * a.C, ld, 0, a.T, a.HS, a.vector_loads);
-  cp_async_commit();
+  commit_group();
   if (tid < kBlock) {
     slse[tid] = row_value(a.lse + bh * a.T, t0, tid, a.T, kLog2e);
     sD[tid] = row_value(a.D + bh * a.T, t0, tid, a.T, 1.0f);
   }
-  cp_async_wait<1>();
+  wait_group<1>();
   __syncthreads();
   load_a(qf, sk[1], warp * 16);
   load_a(dof, sv[1], warp * 16);
@@ -398,8 +309,8 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(const Args a) {
       load_tile(sk[buf ^ 1], q + a.C, ld, u0 + kBlock, a.T, a.HS, a.vector_loads);
       load_tile(sv[buf ^ 1], q + 2 * a.C, ld, u0 + kBlock, a.T, a.HS, a.vector_loads);
     }
-    cp_async_commit();
-    cp_async_wait<1>();
+    commit_group();
+    wait_group<1>();
     __syncthreads();
     for (int half = 0; half < kBlock; half += kHalf) {
       // Keys u0 + half .. all after this warp's queries: all masked.
@@ -427,14 +338,41 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(const Args a) {
   store(a, dq, b, h, 0, t_base, a.alpha);
 }
 
+// The 8 products dout_h · out_h of 8 elements from `at` (16-byte aligned): one
+// 16-byte load of each operand in bf16, two in float.
+__device__ __forceinline__ float dot8(const bf16* x, const bf16* y) {
+  const uint4 xv = *reinterpret_cast<const uint4*>(x), yv = *reinterpret_cast<const uint4*>(y);
+  const std::uint32_t xw[4] = {xv.x, xv.y, xv.z, xv.w}, yw[4] = {yv.x, yv.y, yv.z, yv.w};
+  float s = 0.f;
+  for (int w = 0; w < 4; ++w) {  // bf16 → float: the bits in the high half
+    s += __uint_as_float(xw[w] << 16) * __uint_as_float(yw[w] << 16);
+    s += __uint_as_float(xw[w] & 0xffff0000u) * __uint_as_float(yw[w] & 0xffff0000u);
+  }
+  return s;
+}
+__device__ __forceinline__ float dot8(const float* x, const float* y) {
+  float s = 0.f;
+  for (int half = 0; half < 2; ++half) {
+    const float4 xv = reinterpret_cast<const float4*>(x)[half];
+    const float4 yv = reinterpret_cast<const float4*>(y)[half];
+    s += xv.x * yv.x;
+    s += xv.y * yv.y;
+    s += xv.z * yv.z;
+    s += xv.w * yv.w;
+  }
+  return s;
+}
+
 // D[(b·NH + h)·T + t] = dout_h[t] · out_h[t] for heads of 64 channels with
-// 16-byte rows: 8 lanes a row, one 16-byte load of each operand a lane, the
-// lanes' 8-term sums added by shuffles in a fixed tree (deterministic). A
-// warp reads 4 whole rows, 512 contiguous bytes of each operand; the
-// portable kernel's thread per row (kernels::attention_flash_row_dots)
-// reads 2 bytes a lane from 32 rows C apart per load: 55 us of the 0.360 ms
-// at B 8, T 1024 on the H200 (ncu, call S3), where the bytes need ~7 us.
-__global__ void row_dots_kernel(float* const D, const bf16* const dout, const bf16* const out,
+// 16-byte rows: 8 lanes a row, 8 elements a lane (one 16-byte load of each
+// operand in bf16, two in float), the lanes' sums added by shuffles in a
+// fixed tree (deterministic). A warp reads 4 whole rows, contiguous bytes of
+// each operand; the portable kernel's thread per row
+// (kernels::attention_flash_row_dots) reads 2 bytes a lane from 32 rows C
+// apart per load: 55 us of the 0.360 ms at B 8, T 1024, bf16 on the H200
+// (ncu, call S3), where the bytes need ~7 us.
+template <class E>
+__global__ void row_dots_kernel(float* const D, const E* const dout, const E* const out,
                                 const index_t rows, const index_t T, const index_t NH) {
   // A grid-stride loop over 8 lanes a row, the lanes' count rounded up to
   // whole warps so that every lane of a warp takes every step (shuffles).
@@ -446,13 +384,7 @@ __global__ void row_dots_kernel(float* const D, const bf16* const dout, const bf
     float s = 0.f;
     if (row < rows) {
       const index_t at = row * kHead + lane8 * 8;
-      const uint4 x = *reinterpret_cast<const uint4*>(dout + at);
-      const uint4 y = *reinterpret_cast<const uint4*>(out + at);
-      const std::uint32_t xw[4] = {x.x, x.y, x.z, x.w}, yw[4] = {y.x, y.y, y.z, y.w};
-      for (int w = 0; w < 4; ++w) {  // bf16 → float: the bits in the high half
-        s += __uint_as_float(xw[w] << 16) * __uint_as_float(yw[w] << 16);
-        s += __uint_as_float(xw[w] & 0xffff0000u) * __uint_as_float(yw[w] & 0xffff0000u);
-      }
+      s = dot8(dout + at, out + at);
     }
     for (int o = 4; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
     if (row < rows && lane8 == 0) {
@@ -466,6 +398,15 @@ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 
 }  // namespace
 
+namespace flash_mma {
+void launch_dkdv_dq(const Args<bf16>& a, const dim3 grid, cudaStream_t stream) {
+  dkdv_kernel<<<grid, kThreads, 0, stream>>>(a);
+  backends::check_cuda(cudaGetLastError(), "flash_mma dk/dv kernel launch");
+  dq_kernel<<<grid, kThreads, 0, stream>>>(a);
+  backends::check_cuda(cudaGetLastError(), "flash_mma dq kernel launch");
+}
+}  // namespace flash_mma
+
 bool flash_mma_device_has_bf16_mma() {
   int major = 0;
   const int device = Kokkos::Cuda().cuda_device();
@@ -476,14 +417,17 @@ bool flash_mma_device_has_bf16_mma() {
 
 template <class ExecSpace, class P>
 void flash_mma_run(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float* const D) {
+  using E = typename P::in;
+  static_assert(std::is_same_v<E, typename P::dqkv>, "flash_mma: dqkv of the inputs' type");
   const auto& f = p.args;
   const index_t blocks = (f.T + kBlock - 1) / kBlock;  // within FlashMma::grid_fits
-  Args a;
+  Args<E> a;
   a.dqkv = f.dqkv, a.dout = f.dout, a.qkv = f.qkv, a.lse = f.lse, a.D = D;
   a.T = f.T, a.C = f.C, a.NH = f.NH, a.HS = int(f.HS());
   a.alpha = f.alpha, a.overwrite = f.overwrite;
   // 16-byte rows: every head's first element and every row stride.
-  a.vector_loads = a.HS == kHead && aligned16(f.qkv) && aligned16(f.dout) && f.C % 8 == 0;
+  constexpr index_t kPerPack = index_t(16 / sizeof(E));
+  a.vector_loads = a.HS == kHead && aligned16(f.qkv) && aligned16(f.dout) && f.C % kPerPack == 0;
   const dim3 grid(unsigned(f.B * f.NH), unsigned(blocks));
   cudaStream_t stream = exec.cuda_stream();
   backends::DeviceScope device(exec.cuda_device());
@@ -491,19 +435,18 @@ void flash_mma_run(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float*
     const index_t rows = f.B * f.T * f.NH, threads = 256;
     const index_t needed = (rows * 8 + threads - 1) / threads;
     const index_t grid_x = needed < (index_t(1) << 20) ? needed : (index_t(1) << 20);
-    row_dots_kernel<<<unsigned(grid_x), unsigned(threads), 0, stream>>>(D, f.dout, f.out, rows,
-                                                                         f.T, f.NH);
+    row_dots_kernel<E><<<unsigned(grid_x), unsigned(threads), 0, stream>>>(D, f.dout, f.out, rows,
+                                                                            f.T, f.NH);
     backends::check_cuda(cudaGetLastError(), "flash_mma row dots kernel launch");
   } else {
     kernels::attention_flash_row_dots(exec, f, D);
   }
-  dkdv_kernel<<<grid, kThreads, 0, stream>>>(a);
-  backends::check_cuda(cudaGetLastError(), "flash_mma dk/dv kernel launch");
-  dq_kernel<<<grid, kThreads, 0, stream>>>(a);
-  backends::check_cuda(cudaGetLastError(), "flash_mma dq kernel launch");
+  launch_dkdv_dq(a, grid, stream);
 }
 
 template void flash_mma_run<Kokkos::Cuda, Bf16>(const Kokkos::Cuda&,
                                                 const Problem<Kokkos::Cuda, Bf16>&, float*);
+template void flash_mma_run<Kokkos::Cuda, Fp32>(const Kokkos::Cuda&,
+                                                const Problem<Kokkos::Cuda, Fp32>&, float*);
 
 }  // namespace llmk::op::attention_backward_recompute

@@ -1,18 +1,21 @@
-// Implementation "flash_mma", for Kokkos::Cuda on sm_80 and later, bf16:
-// "flash"'s algorithm (flash.hpp: D, then the keys' dk and dv, then the
-// queries' dq, P and dS recomputed in each, no atomics) on tensor cores.
+// Implementation "flash_mma", for Kokkos::Cuda on sm_80 and later, bf16 and
+// fp32: "flash"'s algorithm (flash.hpp: D, then the keys' dk and dv, then
+// the queries' dq, P and dS recomputed in each, no atomics) on tensor cores.
 // Each kernel is a block of 64 positions of one (b, h) in 4 warps of 16 rows;
 // every product of a tile (S = q·kᵀ, dP = dout_h·vᵀ, dv += Pᵀ·dout_h,
-// dk += dSᵀ·q, dq += dS·k) is warp-level mma.sync m16n8k16 on bf16 operands
-// with float accumulators, P and dS rounded to bf16 as operands (as
-// flash-attention's backward does: rounds_once is false), the head padded
-// with zeros to 64. Defined in backends/cuda/attention_flash_mma.cpp, which
-// only CUDA builds compile (LLMK_HAVE_CUDA); no CUDA header here.
+// dk += dSᵀ·q, dq += dS·k) is warp-level mma.sync with float accumulators,
+// the head padded with zeros to 64:
+//  - bf16: m16n8k16 on bf16 operands, P and dS rounded to bf16 as operands
+//    (as flash-attention's backward does: rounds_once is false);
+//  - fp32: m16n8k8 on TF32 operands, each product as three (each float split
+//    into two TF32 parts, "3xTF32"), so that the result keeps fp32's
+//    tolerance where one TF32 product would not (attention_flash_mma_fp32.cpp).
+// Defined in backends/cuda/attention_flash_mma*.cpp, which only CUDA builds
+// compile (LLMK_HAVE_CUDA); no CUDA header here.
 //
 // What it does not run: heads wider than 64 (an explicit request is refused
 // before any write; "auto" passes it over), T past 65535·64 (its grid: the
-// same), devices before sm_80 (no bf16 mma: the same), fp32 (tensor cores would round the operands: "flash" keeps
-// float32).
+// same), devices before sm_80 (no bf16 or TF32 mma: the same).
 //
 // NaN: a masked pair (u > t) is a zero in a tile's product, and 0·NaN is
 // NaN, so a NaN in q_t or dout_h[t] may reach dk and dv of the keys after t
@@ -35,10 +38,10 @@ inline constexpr index_t kFlashMmaBlock = 64;
 inline constexpr index_t kFlashMmaMaxHead = 64;
 
 // The work of "flash_mma" (attention_flash_mma.cpp), instantiated there for
-// Kokkos::Cuda and Bf16; D is the workspace's B·NH·T floats.
+// Kokkos::Cuda with Bf16 and Fp32; D is the workspace's B·NH·T floats.
 template <class ExecSpace, class P>
 void flash_mma_run(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float* D);
-// Whether the device Kokkos runs on has bf16 mma (compute capability ≥ 8.0).
+// Whether the device Kokkos runs on has bf16 and TF32 mma (compute capability ≥ 8.0).
 bool flash_mma_device_has_bf16_mma();
 
 struct FlashMma : ImplDefaults {
@@ -49,7 +52,7 @@ struct FlashMma : ImplDefaults {
     return compat::is_cuda<ExecSpace>;
   }
   template <class P>
-  static constexpr bool supports = std::is_same_v<P, Bf16>;
+  static constexpr bool supports = std::is_same_v<P, Bf16> || std::is_same_v<P, Fp32>;
   static constexpr bool rounds_once = false;  // P and dS are bf16 operands
 
   static bool head_fits(const Sizes& s) { return s.C / s.NH <= kFlashMmaMaxHead; }
@@ -85,8 +88,9 @@ struct FlashMma : ImplDefaults {
     }
     if (!flash_mma_device_has_bf16_mma()) {
       throw std::invalid_argument(std::string(kOpName) +
-                                  ": implementation 'flash_mma' needs bf16 tensor cores "
-                                  "(compute capability 8.0 or later; use 'flash' or 'auto')");
+                                  ": implementation 'flash_mma' needs bf16 and TF32 tensor "
+                                  "cores (compute capability 8.0 or later; use 'flash' or "
+                                  "'auto')");
     }
     float* const D = call.workspace.template take<float>(std::size_t(s.M * s.NH * s.T));
     flash_mma_run(call.exec, p, D);

@@ -13,7 +13,7 @@
 
 namespace llmk::op::attention_backward_recompute {
 
-// "auto": flash_mma where it runs (bf16, heads up to 64, sm_80+), else flash.
+// "auto": flash_mma where it runs (bf16 and fp32, heads up to 64, sm_80+), else flash.
 using Implementations = core::ImplList<FlashMma, Flash>;
 
 struct Op {
