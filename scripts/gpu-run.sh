@@ -15,8 +15,8 @@
 #   perf-layernorm  the same for llmk-perf layernorm_backward, every precision,
 #             at GPT-2's C = 768 and 1600 (B = 8, T = 1024)
 #   perf-attention  llmk-perf attention_backward, cublas, materialized and the
-#             recompute variant's flash, every precision, at B = 8, T = 1024
-#             and B = 2, T = 4096
+#             recompute variant's flash_mma and flash, every precision, at B = 8,
+#             T = 1024 and B = 2, T = 4096, with PyTorch's SDPA rows imported
 #   gpt2      (not by default) the GPT-2 example at 124M, B 8, T 1024: gpt2_torch.py
 #             writes its file (~8 GB) into $GPT2_DIR (default /tmp/llmk-gpt2, not
 #             $OUT: too large to bring back), then llmk-gpt2-backward compares every
@@ -108,9 +108,13 @@ for step in "${steps[@]}"; do
     perf-attention)
       for shape in "8 1024" "2 4096"; do
         set -- $shape
+        note "PyTorch peer, attention_backward B=$1 T=$2"
+        python3 "$here/torch_baseline.py" attention_backward --B "$1" --T "$2" --precision all \
+          --no-compile --json "$results/torch-attention-B$1-T$2.json" || status=1
         note "llmk-perf attention_backward (Cuda) B=$1 T=$2"
         "$here/bin/llmk-perf" attention_backward --backend cuda --B "$1" --T "$2" \
-          --impl cublas,materialized,flash --precision all \
+          --impl cublas,materialized,flash_mma,flash --precision all --device-time \
+          --import "$results/torch-attention-B$1-T$2.json" \
           --json "$results/perf-attention-B$1-T$2.json" || status=1
       done ;;
     gpt2)
