@@ -85,7 +85,7 @@ __device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], 
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #else
-  __trap();  // refused on the host before a launch (flash_mma_device_has_bf16_mma)
+  __trap();  // refused on the host before a launch (flash_mma_device_has_mma)
 #endif
 }
 
@@ -338,7 +338,7 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(const Args<bf16> a) {
   store(a, dq, b, h, 0, t_base, a.alpha);
 }
 
-// The 8 products dout_h · out_h of 8 elements from `at` (16-byte aligned): one
+// Σ of the 8 products x[i]·y[i] (both 16-byte aligned), in order: one
 // 16-byte load of each operand in bf16, two in float.
 __device__ __forceinline__ float dot8(const bf16* x, const bf16* y) {
   const uint4 xv = *reinterpret_cast<const uint4*>(x), yv = *reinterpret_cast<const uint4*>(y);
@@ -407,7 +407,7 @@ void launch_dkdv_dq(const Args<bf16>& a, const dim3 grid, cudaStream_t stream) {
 }
 }  // namespace flash_mma
 
-bool flash_mma_device_has_bf16_mma() {
+bool flash_mma_device_has_mma() {
   int major = 0;
   const int device = Kokkos::Cuda().cuda_device();
   backends::check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),

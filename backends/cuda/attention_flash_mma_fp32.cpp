@@ -71,7 +71,7 @@ __device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #else
   (void)d, (void)a, (void)b0, (void)b1;
-  __trap();  // refused on the host before a launch (flash_mma_device_has_bf16_mma)
+  __trap();  // refused on the host before a launch (flash_mma_device_has_mma)
 #endif
 }
 

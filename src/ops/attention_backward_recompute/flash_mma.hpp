@@ -42,7 +42,7 @@ inline constexpr index_t kFlashMmaMaxHead = 64;
 template <class ExecSpace, class P>
 void flash_mma_run(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float* D);
 // Whether the device Kokkos runs on has bf16 and TF32 mma (compute capability ≥ 8.0).
-bool flash_mma_device_has_bf16_mma();
+bool flash_mma_device_has_mma();
 
 struct FlashMma : ImplDefaults {
   static constexpr std::string_view name = "flash_mma";
@@ -64,7 +64,7 @@ struct FlashMma : ImplDefaults {
 
   template <class P>
   static bool auto_skips(const Sizes& s) {
-    return !head_fits(s) || !grid_fits(s) || !flash_mma_device_has_bf16_mma();
+    return !head_fits(s) || !grid_fits(s) || !flash_mma_device_has_mma();
   }
 
   template <class ExecSpace, class P>
@@ -86,7 +86,7 @@ struct FlashMma : ImplDefaults {
                                   ": implementation 'flash_mma' runs T up to 65535·64 and B·NH "
                                   "up to 2³¹ − 1 (use 'flash' or 'auto')");
     }
-    if (!flash_mma_device_has_bf16_mma()) {
+    if (!flash_mma_device_has_mma()) {
       throw std::invalid_argument(std::string(kOpName) +
                                   ": implementation 'flash_mma' needs bf16 and TF32 tensor "
                                   "cores (compute capability 8.0 or later; use 'flash' or "
