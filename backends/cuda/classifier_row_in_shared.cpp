@@ -96,23 +96,31 @@ __device__ inline std::uint32_t bf16x2(const float lo, const float hi) {
   return r;
 }
 
-// The block's (max, sum) pair: each warp's lanes merged by shuffles in a
-// fixed tree, then the warps' pairs in order by one thread (the same in
-// every block whatever the warps' timing).
-__device__ inline Online block_merge(Online mine, float* slots) {
+// A warp's (max, sum) pairs merged by shuffles in a fixed tree: lane 0's.
+__device__ inline Online warp_merge(Online mine) {
   for (int offset = 16; offset > 0; offset /= 2) {
     const float max = __shfl_down_sync(0xffffffffu, mine.max, offset);
     const float sum = __shfl_down_sync(0xffffffffu, mine.sum, offset);
     mine.merge(max, sum);
   }
-  const int warp = int(threadIdx.x) / 32;
-  if (threadIdx.x % 32 == 0) slots[2 * warp] = mine.max, slots[2 * warp + 1] = mine.sum;
+  return mine;
+}
+
+// The block's (max, sum) pair: each warp's lanes merged, then the 32 warps'
+// pairs by warp 0 in the same tree (the same in every block whatever the
+// warps' timing). One thread merging them in order left 1023 waiting
+// through 31 dependent merges a row.
+static_assert(kWarps == 32, "warp 0 merges one pair a lane");
+__device__ inline Online block_merge(Online mine, float* slots) {
+  mine = warp_merge(mine);
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  if (lane == 0) slots[2 * warp] = mine.max, slots[2 * warp + 1] = mine.sum;
   __syncthreads();
-  if (threadIdx.x == 0) {
-    Online total;
-    total.max = slots[0], total.sum = slots[1];
-    for (int w = 1; w < kWarps; ++w) total.merge(slots[2 * w], slots[2 * w + 1]);
-    slots[2 * kWarps] = total.max, slots[2 * kWarps + 1] = total.sum;
+  if (warp == 0) {
+    Online pair;
+    pair.max = slots[2 * lane], pair.sum = slots[2 * lane + 1];
+    const Online total = warp_merge(pair);
+    if (lane == 0) slots[2 * kWarps] = total.max, slots[2 * kWarps + 1] = total.sum;
   }
   __syncthreads();
   Online total;

@@ -7,15 +7,17 @@
 // pass writes dlogits with streaming stores. A bf16 row of GPT-2's Vp =
 // 50 304 is 98 KiB: two rows an SM (Hopper's 227 KiB), so one block's copy
 // overlaps the other's arithmetic.
-// H200, B 8, T 1024, Vp 50 304, device time (call D2 of 2026-12-02, night):
-// 0.482 ms, 83.8 % of a copy of the same bytes (0.404); "fused" 0.661,
-// llm.c's algorithm 0.591. Steps: a first version, one online pass from
+// H200, B 8, T 1024, Vp 50 304, device time (call H1 of 2026-12-03): 0.459
+// ms, 87.0 % of a copy of the same bytes (0.399); llm.c's algorithm 0.588
+// (D2 of 2026-12-02: 0.482, 83.8 %; "fused" 0.661). Steps: a first version, one online pass from
 // shared memory after the whole row had landed, with "fused"'s per-element
 // checks, 0.690 ms; a max pass, a sum pass and the write pass from shared
 // memory, no column checks inside [0, V) and away from the target's pack,
 // ex2.approx.ftz, 1024 threads: 0.521; the max taken as the packs land and
 // the write pass's pairs rounded by one cvt (bf16x2): 0.508 (79.4 %, same
-// run as 0.482); the online pass as the packs land, 0.482.
+// run as 0.482); the online pass as the packs land, 0.482; the warps' pairs
+// merged by warp 0's shuffles, not one thread's loop, 0.459 (0.481 before,
+// same call).
 // Defined in backends/cuda/classifier_row_in_shared.cpp, which only CUDA
 // builds compile (LLMK_HAVE_CUDA); no CUDA header here.
 //
