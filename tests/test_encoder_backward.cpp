@@ -1,10 +1,11 @@
 // llmk::encoder_backward on LLMK_TEST_SPACE: the contract tests
 // (tests/contract/) with its adapter (support/encoder_adapter.hpp: tokens an
 // int32 input), named encoder_backward/<aspect>.<case>, and its own cases:
-//  - Order: bitwise equal to float32 sums written here, each token's rows in
-//    increasing position order in runs of 32, the runs' sums in order, and
-//    dwpe's in order of b (the promised order: a bucket summed in another
-//    order differs in its last bits);
+//  - Order: each implementation bitwise equal to float32 sums written here,
+//    each token's rows in increasing position order in runs of 32, the runs'
+//    sums in order, and dwpe's in order of b (the promised order: a bucket
+//    summed in another order differs in its last bits), on the reference's
+//    shapes and two past 8192 and 16384 positions (block_sort's limits);
 //  - BadTokens: −1, V, INT_MIN at the first, a middle and the last position
 //    refused naming 'tokens', the position and the value, both outputs
 //    bitwise unchanged (and with C = 0); BadArguments.Ranks: dout as (M, C)
@@ -143,13 +144,14 @@ std::vector<float> ordered_sums(const enc::HostProblem& p, bool dwte) {
   return out;
 }
 
-// checked = false: options.check_tokens off (no wait for the device; the
-// sums' launches sized for the most tokens and runs there can be): the
-// same bits.
-void check_order(const enc::Shape& s, Precision p, bool checked = true) {
+// Each implementation (`impl`), checked = false: options.check_tokens off
+// (no wait for the device; the sums' launches sized for the most tokens and
+// runs there can be): the same bits.
+void check_order(const std::string& impl, const enc::Shape& s, Precision p, bool checked = true) {
   const enc::HostProblem hp = enc::make_problem(s, 5, p);
   DeviceProblem d(hp, hp.dwte, hp.dwpe);
   llmk::EncoderBackwardOptions o;
+  o.impl = impl;
   o.check_tokens = checked;
   d.call(o, false);
   EXPECT_TRUE(llmk_test::bitwise_equal("dwte", d.dwte.host(), ordered_sums(hp, true)));
@@ -194,7 +196,7 @@ void check_bad_token(std::int64_t C, std::int64_t where, int value) {
 // dwte the ordered sums of the good positions alone (ordered_sums matches
 // no row to a bad token), dwpe every position's; overwritten, dwte's rows
 // of absent tokens zero.
-void check_unchecked_bad_tokens(bool overwrite) {
+void check_unchecked_bad_tokens(const std::string& impl, bool overwrite) {
   const enc::Shape s{"unchecked", 3, 40, 6, 77, enc::Tokens::zipf};
   enc::HostProblem hp = enc::make_problem(s, 7, Precision::fp32);
   hp.tokens[0] = -1, hp.tokens[57] = 77, hp.tokens[std::size_t(s.M() - 1)] = INT_MIN;
@@ -205,6 +207,7 @@ void check_unchecked_bad_tokens(bool overwrite) {
   }
   DeviceProblem d(hp, te0, pe0);  // poisoned by the old values where overwritten
   llmk::EncoderBackwardOptions o;
+  o.impl = impl;
   o.check_tokens = false;
   if (overwrite) o.dwte_update = o.dwpe_update = llmk::Update::overwrite;
   d.call(o, true);
@@ -267,6 +270,16 @@ void check_misaligned_workspace() {
     if (i < start || i >= start + bytes) ASSERT_EQ(h(i), 0xa5) << "byte " << i << " written";
 }
 
+// The reference library's shapes, and two past one block's sort of 8192
+// positions (block_sort's: 1024 threads × 16 keys up to 16384, then
+// "sorted"'s kernels), few channels.
+std::vector<enc::Shape> order_shapes() {
+  std::vector<enc::Shape> shapes = enc::test_shapes();
+  shapes.push_back({"M9000", 9, 1000, 3, 400, enc::Tokens::zipf});
+  shapes.push_back({"M17000", 17, 1000, 2, 300, enc::Tokens::zipf});
+  return shapes;
+}
+
 void add(const std::string& aspect, const std::string& name, std::function<void()> f) {
   llmk_test::contract::add_test("encoder_backward", aspect, name, "", std::move(f));
 }
@@ -278,13 +291,22 @@ void add(const std::string& aspect, const std::string& name, std::function<void(
   for (const Precision p : precisions) {
     std::string pn = llmk::reference::precision_name(p);
     for (char& c : pn) if (c == '-') c = '_';
-    for (const enc::Shape& s : enc::test_shapes())
-      add("Order", pn + "_" + s.name, [=] { check_order(s, p); });
-    for (const enc::Shape& s : enc::test_shapes())
-      add("Unchecked", pn + "_" + s.name, [=] { check_order(s, p, false); });
+    for (const llmk::EncoderBackwardImplInfo& impl : llmk::encoder_backward_impls()) {
+      if (!llmk::encoder_backward_available<Space>(impl.name)) continue;
+      for (const enc::Shape& s : order_shapes())
+        add("Order", impl.name + "_" + pn + "_" + s.name, [=] { check_order(impl.name, s, p); });
+      for (const enc::Shape& s : order_shapes())
+        add("Unchecked", impl.name + "_" + pn + "_" + s.name,
+            [=] { check_order(impl.name, s, p, false); });
+    }
   }
-  add("Unchecked", "BadTokensSkipped", [] { check_unchecked_bad_tokens(false); });
-  add("Unchecked", "BadTokensSkippedOverwrite", [] { check_unchecked_bad_tokens(true); });
+  for (const llmk::EncoderBackwardImplInfo& impl : llmk::encoder_backward_impls()) {
+    if (!llmk::encoder_backward_available<Space>(impl.name)) continue;
+    add("Unchecked", impl.name + "_BadTokensSkipped",
+        [=] { check_unchecked_bad_tokens(impl.name, false); });
+    add("Unchecked", impl.name + "_BadTokensSkippedOverwrite",
+        [=] { check_unchecked_bad_tokens(impl.name, true); });
+  }
   for (const std::int64_t C : {std::int64_t(4), std::int64_t(0)})
     for (const std::int64_t where : {std::int64_t(0), std::int64_t(4), std::int64_t(-1)})
       for (const int value : {-1, 9, INT_MIN})

@@ -20,7 +20,8 @@
 // at ≤ 32 positions: one run, the plain ordered sum); each (t, channel) adds
 // its batch rows in order of b. Results are bitwise the same from run to
 // run, on any space and thread count (kernels/encoder_backward.hpp says how
-// the positions are sorted by token on the device).
+// "sorted" sorts the positions by token on the device,
+// ops/encoder_backward/block_sort.hpp how "block_sort" does on Cuda).
 //
 // A token outside [0, V) is refused (std::invalid_argument naming 'tokens',
 // its position and value) before anything is written: the device's sort of
@@ -73,9 +74,9 @@ bool encoder_backward_available(std::string_view impl);
 template <class ExecSpace>
 std::string encoder_backward_auto_impl(std::string_view precision = "fp32");
 // Bytes of workspace a call needs (Context::use_workspace): the sort of the
-// B·T positions by token, 4·(3·V + 4·B·T + 4) bytes, and the sums of the
-// runs of the tokens at more than 32 positions, 4·C·2·⌈B·T/32⌉ bytes, with
-// alignment.
+// B·T positions by token ("sorted": 4·(3·V + 4·B·T + 4) bytes; "block_sort":
+// 4·(V + 7·B·T + 2)), and the sums of the runs of the tokens at more than 32
+// positions, 4·C·2·⌈B·T/32⌉ bytes, with alignment.
 template <class ExecSpace>
 std::size_t encoder_backward_workspace_bytes(index_t B, index_t T, index_t C, index_t V,
                                              const EncoderBackwardOptions& options = {},

@@ -4,11 +4,13 @@
 #include <core/op/call.hpp>
 #include <core/op/typed.hpp>
 #include <core/registry.hpp>
+#include <ops/encoder_backward/block_sort.hpp>
 #include <ops/encoder_backward/sorted.hpp>
 
 namespace llmk::op::encoder_backward {
 
-using Implementations = core::ImplList<Sorted>;
+// "auto" takes the first that runs on the space: block_sort on Cuda.
+using Implementations = core::ImplList<BlockSort, Sorted>;
 
 struct Op {
   static constexpr const char* name = kOpName;

@@ -1,0 +1,84 @@
+// Implementation "block_sort", for Kokkos::Cuda: the same sums in the same
+// order as "sorted" (bitwise equal results), with the positions sorted by
+// ONE block in one launch (CUB's BlockRadixSort of (token, position) pairs,
+// stable, so each token's positions stay in increasing order) instead of
+// "sorted"'s chain of six Kokkos passes (clear, count, scan, fill, order).
+// The same launch lists the runs of ≤ 32 positions (a block scan), and one
+// more launch sums them: a block a run (the run's positions staged in
+// shared memory, every channel's loads of a batch of rows in flight at
+// once) and a block a row of dwpe; a token's last run to finish adds its
+// runs' sums in order (an integer counter a token, so the order of the
+// blocks cannot show). Three launches where "sorted" has nine.
+// Why: on the H200 at GPT-2's B 8, T 1024 the encoder was ~0.11-0.12 ms
+// against 0.03-0.04 for llm.c's atomics, most of it the sort's passes and
+// the index chains before the first load of dout (ncu, docs/performance.md).
+// Defined in backends/cuda/encoder_block_sort.cpp (CUDA builds only).
+//
+// Positions beyond kBlockSortMaxPositions (one block's keys) run "sorted"'s
+// kernels: the same results, its speed.
+#pragma once
+
+#include <llmk/compat.hpp>
+#include <ops/encoder_backward/sorted.hpp>
+
+namespace llmk::op::encoder_backward {
+
+// 1024 threads × 16 keys: one block's sort (dynamic shared memory).
+inline constexpr index_t kBlockSortMaxPositions = 16384;
+
+// The workspace of a run, in ints (then partials' floats as
+// "sorted"'s, kernels::encoder_partial_floats).
+inline std::size_t block_sort_ints(index_t V, index_t M) { return std::size_t(V + 7 * M + 2); }
+
+// What the sort found: read back (one wait for the instance) when the
+// tokens are checked, else unknown (−1: the sums' launch is then sized for
+// the most runs there can be, its blocks past the device's count idle).
+struct BlockSortFound {
+  index_t first_bad = -1;  // −1: every token in [0, V)
+  index_t runs = -1;       // the runs of ≤ 32 positions listed
+};
+
+// Enqueues the sort, writing `ints` alone, and with `check` waits for it;
+// without, dwpe's rows (which need no sort) run beside it.
+template <class ExecSpace, class Args>
+BlockSortFound block_sort_positions(const ExecSpace& exec, const Args& a, int* ints,
+                                    float* partials, bool check);
+// Enqueues the sums of dwte's runs, and dwpe's rows if the tokens were
+// checked (after block_sort_positions on the same instance, same ints).
+template <class ExecSpace, class Args>
+void block_sort_sums(const ExecSpace& exec, const Args& a, int* ints, float* partials,
+                     const BlockSortFound& found);
+
+struct BlockSort : ImplDefaults {
+  static constexpr std::string_view name = "block_sort";
+  static constexpr bool compiled = LLMK_HAVE_CUDA;
+  template <class ExecSpace>
+  static constexpr bool available_on() {
+    return compat::is_cuda<ExecSpace>;
+  }
+  static constexpr index_t max_cols = Sorted::max_cols;
+
+  static bool fits(const Sizes& s) { return s.M <= kBlockSortMaxPositions; }
+
+  template <class ExecSpace, class P>
+  static void workspace(core::WorkspaceSize& size, const Sizes& s) {
+    if (!fits(s)) return Sorted::workspace<ExecSpace, P>(size, s);
+    size.add<int>(block_sort_ints(s.V, s.M));
+    size.add<float>(kernels::encoder_partial_floats(s.M, s.C));
+  }
+
+  template <class ExecSpace, class P>
+  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
+    if (!fits(p.sizes())) return Sorted::run(call, p);
+    const index_t V = index_t(p.args.dwte.extent(0)), M = p.M;
+    int* ints = call.workspace.template take<int>(block_sort_ints(V, M));
+    float* partials = call.workspace.template take<float>(kernels::encoder_partial_floats(M, p.C));
+    // The sort writes the workspace alone: a bad token is refused here.
+    const BlockSortFound found =
+        block_sort_positions(call.exec, p.args, ints, partials, p.args.check_tokens);
+    if (found.first_bad >= 0) refuse_token_at(call.exec, p, found.first_bad);
+    block_sort_sums(call.exec, p.args, ints, partials, found);
+  }
+};
+
+}  // namespace llmk::op::encoder_backward
