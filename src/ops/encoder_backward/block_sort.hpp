@@ -2,16 +2,21 @@
 // order as "sorted" (bitwise equal results), with the positions sorted by
 // ONE block in one launch (CUB's BlockRadixSort of (token, position) pairs,
 // stable, so each token's positions stay in increasing order) instead of
-// "sorted"'s chain of six Kokkos passes (clear, count, scan, fill, order).
-// The same launch lists the runs of ≤ 32 positions (a block scan), and one
-// more launch sums them: a block a run (the run's positions staged in
+// "sorted"'s chain of Kokkos passes (clear, count, scan, fill, order). The
+// same block lists the runs of ≤ 32 positions (block scans); with the
+// tokens unchecked, the launch's other blocks add dwpe's rows meanwhile.
+// One more launch sums the runs: a block a run (its positions staged in
 // shared memory, every channel's loads of a batch of rows in flight at
-// once) and a block a row of dwpe; a token's last run to finish adds its
-// runs' sums in order (an integer counter a token, so the order of the
-// blocks cannot show). Three launches where "sorted" has nine.
+// once; checked, dwpe's rows too, after the verdict); a token's last run
+// to finish adds its runs' sums in order (an integer counter a token, so
+// the order of the blocks cannot show). Two launches (three with dwte
+// overwritten: its absent rows zeroed) where "sorted" has nine.
 // Why: on the H200 at GPT-2's B 8, T 1024 the encoder was ~0.11-0.12 ms
 // against 0.03-0.04 for llm.c's atomics, most of it the sort's passes and
 // the index chains before the first load of dout (ncu, docs/performance.md).
+// Now (call H2 of 2026-12-03): 0.060 ms device time, 0.068 with events,
+// tokens unchecked (1.95x / 1.93x the atomics); checked 0.106 (the host's
+// wait for the verdict).
 // Defined in backends/cuda/encoder_block_sort.cpp (CUDA builds only).
 //
 // Positions beyond kBlockSortMaxPositions (one block's keys) run "sorted"'s
