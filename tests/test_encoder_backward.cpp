@@ -280,6 +280,14 @@ std::vector<enc::Shape> order_shapes() {
   return shapes;
 }
 
+// The implementations that run on Space.
+std::vector<std::string> impls_here() {
+  std::vector<std::string> names;
+  for (const llmk::EncoderBackwardImplInfo& impl : llmk::encoder_backward_impls())
+    if (llmk::encoder_backward_available<Space>(impl.name)) names.push_back(impl.name);
+  return names;
+}
+
 void add(const std::string& aspect, const std::string& name, std::function<void()> f) {
   llmk_test::contract::add_test("encoder_backward", aspect, name, "", std::move(f));
 }
@@ -291,21 +299,17 @@ void add(const std::string& aspect, const std::string& name, std::function<void(
   for (const Precision p : precisions) {
     std::string pn = llmk::reference::precision_name(p);
     for (char& c : pn) if (c == '-') c = '_';
-    for (const llmk::EncoderBackwardImplInfo& impl : llmk::encoder_backward_impls()) {
-      if (!llmk::encoder_backward_available<Space>(impl.name)) continue;
+    for (const std::string& impl : impls_here()) {
       for (const enc::Shape& s : order_shapes())
-        add("Order", impl.name + "_" + pn + "_" + s.name, [=] { check_order(impl.name, s, p); });
+        add("Order", impl + "_" + pn + "_" + s.name, [=] { check_order(impl, s, p); });
       for (const enc::Shape& s : order_shapes())
-        add("Unchecked", impl.name + "_" + pn + "_" + s.name,
-            [=] { check_order(impl.name, s, p, false); });
+        add("Unchecked", impl + "_" + pn + "_" + s.name, [=] { check_order(impl, s, p, false); });
     }
   }
-  for (const llmk::EncoderBackwardImplInfo& impl : llmk::encoder_backward_impls()) {
-    if (!llmk::encoder_backward_available<Space>(impl.name)) continue;
-    add("Unchecked", impl.name + "_BadTokensSkipped",
-        [=] { check_unchecked_bad_tokens(impl.name, false); });
-    add("Unchecked", impl.name + "_BadTokensSkippedOverwrite",
-        [=] { check_unchecked_bad_tokens(impl.name, true); });
+  for (const std::string& impl : impls_here()) {
+    add("Unchecked", impl + "_BadTokensSkipped", [=] { check_unchecked_bad_tokens(impl, false); });
+    add("Unchecked", impl + "_BadTokensSkippedOverwrite",
+        [=] { check_unchecked_bad_tokens(impl, true); });
   }
   for (const std::int64_t C : {std::int64_t(4), std::int64_t(0)})
     for (const std::int64_t where : {std::int64_t(0), std::int64_t(4), std::int64_t(-1)})

@@ -36,8 +36,8 @@ inline constexpr index_t kBlockSortMaxPositions = 16384;
 inline std::size_t block_sort_ints(index_t V, index_t M) { return std::size_t(V + 7 * M + 2); }
 
 // What the sort found: read back (one wait for the instance) when the
-// tokens are checked, else unknown (−1: the sums' launch is then sized for
-// the most runs there can be, its blocks past the device's count idle).
+// tokens are checked, else unknown (−1: the runs' launch then takes the
+// blocks that fit the GPU at once, each looping over the device's count).
 struct BlockSortFound {
   index_t first_bad = -1;  // −1: every token in [0, V)
   index_t runs = -1;       // the runs of ≤ 32 positions listed
