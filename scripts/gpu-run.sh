@@ -15,7 +15,7 @@
 #   perf-layernorm  the same for llmk-perf layernorm_backward, every precision,
 #             at GPT-2's C = 768 and 1600 (B = 8, T = 1024)
 #   perf-attention  llmk-perf attention_backward, cublas, materialized and the
-#             recompute variant's flash_mma and flash, every precision, at B = 8,
+#             recompute variant's flash_mma_ds, flash_mma and flash, every precision, at B = 8,
 #             T = 1024 and B = 2, T = 4096, with PyTorch's SDPA rows imported
 #   gpt2      (not by default) the GPT-2 example at 124M, B 8, T 1024: gpt2_torch.py
 #             writes its file (~8 GB) into $GPT2_DIR (default /tmp/llmk-gpt2, not
@@ -113,7 +113,7 @@ for step in "${steps[@]}"; do
           --no-compile --json "$results/torch-attention-B$1-T$2.json" || status=1
         note "llmk-perf attention_backward (Cuda) B=$1 T=$2"
         "$here/bin/llmk-perf" attention_backward --backend cuda --B "$1" --T "$2" \
-          --impl cublas,materialized,flash_mma,flash --precision all --device-time \
+          --impl cublas,materialized,flash_mma_ds,flash_mma,flash --precision all --device-time \
           --import "$results/torch-attention-B$1-T$2.json" \
           --json "$results/perf-attention-B$1-T$2.json" || status=1
       done ;;

@@ -20,6 +20,7 @@
 #include <ops/attention_backward_recompute/flash_mma.hpp>
 
 #include <limits>
+#include <stdexcept>
 
 #ifndef LLMK_TEST_SPACE
 #error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
@@ -127,6 +128,20 @@ TEST(attention_backward_recompute_FlashMma, GridLimits) {
   EXPECT_FALSE(FlashMma::grid_fits(Sizes{8, most_T + 1, 768, 12}));
   EXPECT_TRUE(FlashMma::grid_fits(Sizes{most_heads, 64, 1, 1}));
   EXPECT_FALSE(FlashMma::grid_fits(Sizes{most_heads / 2 + 1, 64, 2, 2}));
+}
+
+// flash_mma_ds's workspace of dS tiles: the causal tiles of 64 × 64 of every
+// head, counted exactly, and refused (std::invalid_argument, before the call
+// writes anything: the workspace is sized first) where the count would pass
+// 2⁶⁰ instead of wrapping into a small buffer. Sizes alone: every space.
+TEST(attention_backward_recompute_FlashMmaDs, TileCount) {
+  using llmk::op::attention_backward_recompute::FlashMmaDs;
+  using llmk::op::attention_backward_recompute::Sizes;
+  EXPECT_EQ(FlashMmaDs::ds_elements(Sizes{8, 1024, 768, 12}), 8 * 12 * 136 * 4096);  // 16 blocks
+  EXPECT_EQ(FlashMmaDs::ds_elements(Sizes{1, 130, 64, 1}), 6 * 4096);  // 3 blocks, the last partial
+  EXPECT_EQ(FlashMmaDs::ds_elements(Sizes{2, 1, 2, 2}), 4 * 4096);
+  EXPECT_THROW(FlashMmaDs::ds_elements(Sizes{1 << 16, 65535 * 64, 1 << 16, 1 << 16}),
+               std::invalid_argument);
 }
 
 [[maybe_unused]] const bool registered = [] {

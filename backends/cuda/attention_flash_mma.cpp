@@ -8,7 +8,10 @@
 //         operands straight from the accumulators (an m16n8 accumulator pair
 //         is an m16k16 A fragment);
 //   Dq:   a block of 64 queries walks the key blocks at or before it: S, dP,
-//         dS the same way (warp w owns queries 16w..), dq += dS·k.
+//         dS the same way (warp w owns queries 16w..), dq += dS·k;
+//         "flash_mma_ds": DkDv also writes each tile's bf16 dSᵀ to the
+//         workspace, and a block of 8 warps (two query blocks) reads them
+//         back for dq += dS·k alone (dq_ds_kernel).
 // Every sum runs over its tiles in a fixed order (no atomics): deterministic.
 // Tiles live in shared memory at a row stride of 72 bf16 (144 bytes): the
 // 32-bit fragment loads of 8 rows × 4 lanes and ldmatrix's 8 row addresses
@@ -18,7 +21,8 @@
 // (B 8, T 1024, bf16): 0.514 ms plain, 0.377 with cp.async and ex2.approx,
 // 0.360 with half tiles, ldmatrix and 3 blocks an SM, 0.283 with the rows'
 // D in a kernel of 8 lanes a row (was 55 us of the 0.360) and no per-element
-// checks in the tiles without a masked pair (docs/performance.md).
+// checks in the tiles without a masked pair; flash_mma_ds 0.264 (dq 67 us
+// by ncu where flash_mma's dq kernel takes 110; docs/performance.md).
 #include <ops/attention_backward_recompute/flash_mma.hpp>
 
 #include <backends/cuda/attention_flash_mma.hpp>
@@ -29,6 +33,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
 
 namespace llmk::op::attention_backward_recompute {
@@ -160,15 +165,23 @@ __device__ __forceinline__ void product_with_rows(float (&acc)[4][4],
 }
 
 // acc (16 × 64 channels) += x (16 × 32 positions, accumulator layout, as
-// bf16) · tile rows k0..k0+31 (positions × 64 channels).
+// bf16) · tile rows k0..k0+31 (positions × 64 channels). kStore: x is this
+// warp's rows of a tile's dSᵀ, and its bf16 pairs (the A fragments) also go
+// to flash_mma_ds's blocked tile (ds_words: a warp's store a whole block).
+template <bool kStore = false>
 __device__ __forceinline__ void accumulate_times_tile(float (&acc)[8][4], const float (&x)[4][4],
                                                       const std::uint16_t (*tile)[kStride],
-                                                      int k0) {
+                                                      int k0, std::uint32_t* words = nullptr) {
   for (int kk = 0; kk < 2; ++kk) {
     // Accumulator tiles 2kk and 2kk + 1 are the A fragment of k-step kk.
     const std::uint32_t a[4] = {pack(x[2 * kk][0], x[2 * kk][1]), pack(x[2 * kk][2], x[2 * kk][3]),
                                 pack(x[2 * kk + 1][0], x[2 * kk + 1][1]),
                                 pack(x[2 * kk + 1][2], x[2 * kk + 1][3])};
+    if constexpr (kStore) {
+      // a[i]: rows g + 8·(i % 2), columns k0 + (2kk + i/2)·8 + 2c, +1: of
+      // block (2·warp + i % 2, k0/8 + 2kk + i/2), the word lane = 4g + c.
+      for (int i = 0; i < 4; ++i) words[((i % 2) * 8 + k0 / 8 + 2 * kk + i / 2) * 32] = a[i];
+    }
     for (int nd = 0; nd < 8; nd += 2) {
       std::uint32_t b[4];
       ldsm_trans(b, tile, k0 + kk * 16, nd * 8);
@@ -183,8 +196,99 @@ __device__ __forceinline__ void accumulate_times_tile(float (&acc)[8][4], const 
 // other (cp.async), its per-row floats in registers.
 using Tile = std::uint16_t[kBlock][kStride];
 
+// flash_mma_ds's tiles. A tile of 64 × 64 bf16 is stored as 8 × 8 blocks
+// of 8 × 8, each block's 8 rows of 16 bytes contiguous (128 bytes), block
+// (i, j) (rows 8i.., columns 8j..) the (8i + j)-th: a warp's 32-bit stores
+// of an accumulator n-tile fill one block (one 128-byte line), and the 8 row
+// addresses ldmatrix takes for a block are 128 contiguous bytes (all 32
+// banks) with no padding.
+__device__ __forceinline__ int blocked(int row, int col) {
+  return ((row / 8) * 8 + col / 8) * 64 + (row % 8) * 8 + col % 8;
+}
+
+// The tile of dSᵀ (rows keys of block kb, columns queries of block qb,
+// kb ≤ qb) of head bh, blocked: a head's causal tiles one after the other
+// by query block (tile qb·(qb + 1)/2 + kb), so a dq block's are contiguous.
+__device__ __forceinline__ bf16* ds_tile(const Args<bf16>& a, index_t bh, index_t qb, index_t kb) {
+  const index_t blocks = (a.T + kBlock - 1) / kBlock;
+  const index_t tile = bh * (blocks * (blocks + 1) / 2) + qb * (qb + 1) / 2 + kb;
+  return a.ds + tile * kBlock * kBlock;
+}
+
+// Zeros for this warp's 16 rows (keys) of a tile's dSᵀ, queries
+// col0..col0+31, where it skips a half tile wholly masked (ds_words as
+// accumulate_times_tile takes them).
+__device__ __forceinline__ void store_ds_zeros(std::uint32_t* ds_words, int col0) {
+  for (int i = 0; i < 8; ++i) ds_words[((i % 2) * 8 + col0 / 8 + i / 2) * 32] = 0;
+}
+
+// A blocked tile in shared memory (8 KB).
+using BlockedTile = std::uint16_t[kBlock * kBlock];
+
+// Four 8 × 8 blocks of a blocked tile by ldmatrix.trans: lane l names row
+// l % 8 of block (r0/8 + dr, c0/8 + dc), (dr, dc) = order(l / 8). Each lane
+// gets, of each block, the pair (rows 2c, 2c + 1; column g).
+template <class Order>
+__device__ __forceinline__ void ldsm_trans_blocked(std::uint32_t (&x)[4], const BlockedTile& tile,
+                                                   int r0, int c0, Order order) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const int lane = threadIdx.x % 32;
+  int dr, dc;
+  order(lane / 8, dr, dc);
+  const int at = ((r0 / 8 + dr) * 8 + c0 / 8 + dc) * 64 + (lane % 8) * 8;
+  const auto addr = static_cast<std::uint32_t>(__cvta_generic_to_shared(&tile[at]));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
+               : "r"(addr));
+#else
+  (void)x, (void)tile, (void)r0, (void)c0, (void)order;
+  __trap();
+#endif
+}
+
+// dS's A fragment (queries m0..m0+15, keys k0..k0+15) from dSᵀ's blocked
+// tile (rows keys): blocks in the fragment's order (query, key) = (lo, lo),
+// (hi, lo), (lo, hi), (hi, hi).
+__device__ __forceinline__ void ds_fragment(std::uint32_t (&a)[4], const BlockedTile& tile, int k0,
+                                            int m0) {
+  ldsm_trans_blocked(a, tile, k0, m0, [](int m, int& dr, int& dc) { dr = m / 2, dc = m % 2; });
+}
+
+// k's B fragments of two n-tiles (channels n0..n0+15) for keys k0..k0+15
+// from its blocked tile (rows keys): b[0], b[1] n-tile n0's, b[2], b[3]
+// n-tile n0 + 8's, as ldsm_trans gives them from a padded tile.
+__device__ __forceinline__ void k_fragments(std::uint32_t (&b)[4], const BlockedTile& tile, int k0,
+                                            int n0) {
+  ldsm_trans_blocked(b, tile, k0, n0, [](int m, int& dr, int& dc) { dr = m % 2, dc = m / 2; });
+}
+
+// Rows [row0, row0 + 64) of a (b, h) head (stride ld, channels [0, HS),
+// zeros past T and HS) into a blocked tile: by cp.async where vector_loads
+// (the caller commits and waits), else by plain loads.
+__device__ void load_blocked(BlockedTile& tile, const bf16* base, index_t ld, index_t row0,
+                             index_t T, int HS, bool vector_loads) {
+  const int threads = int(blockDim.x);
+  if (vector_loads) {
+    for (int i = threadIdx.x; i < kBlock * 8; i += threads) {
+      const int r = i / 8, c = (i % 8) * 8;
+      const index_t row = row0 + r;
+      cp_async16(&tile[blocked(r, c)], base + (row < T ? row : 0) * ld + c, row < T);
+    }
+  } else {
+    for (int i = threadIdx.x; i < kBlock * kHead; i += threads) {
+      const int r = i / kHead, c = i % kHead;
+      const index_t row = row0 + r;
+      tile[blocked(r, c)] = row < T && c < HS ? base[row * ld + c].bits : std::uint16_t(0);
+    }
+  }
+}
+
 // 3 blocks an SM (≤ 168 registers, a few spilled): B 8, T 1024 0.360 ms
 // against 0.376 at its natural 232 registers and 2 blocks (H200, call E3).
+// kStoreDs: also write each tile's dSᵀ (flash_mma_ds), zeros where a warp
+// skips a half tile wholly masked, so that every tile is written whole
+// (+18 us at GPT-2's shape, 179 against 161; with 2 blocks an SM, 184).
+template <bool kStoreDs>
 __global__ void __launch_bounds__(kThreads, 3) dkdv_kernel(const Args<bf16> a) {
   __shared__ __align__(16) Tile sq[2], sdo[2];
   __shared__ float slse[2][kBlock], sD[2][kBlock];
@@ -237,9 +341,18 @@ __global__ void __launch_bounds__(kThreads, 3) dkdv_kernel(const Args<bf16> a) {
     commit_group();
     wait_group<1>();  // this tile's group has landed
     __syncthreads();
+    // This warp's words of the tile's dSᵀ (ds_words): its two rows of blocks, its lane's word.
+    std::uint32_t* ds_words = nullptr;
+    if constexpr (kStoreDs) {
+      ds_words = reinterpret_cast<std::uint32_t*>(ds_tile(a, bh, qb, kb)) + warp * 2 * 8 * 32 +
+                 tid % 32;
+    }
     for (int half = 0; half < kBlock; half += kHalf) {
       // Queries t0 + half .. + 31 all before this warp's keys: all masked.
-      if (t0 + half + kHalf - 1 < u_base) continue;
+      if (t0 + half + kHalf - 1 < u_base) {
+        if constexpr (kStoreDs) store_ds_zeros(ds_words, half);
+        continue;
+      }
       float s[4][4], dp[4][4];
       product_with_rows(s, kf, sq[buf], half);    // Sᵀ: rows keys, columns queries
       product_with_rows(dp, vf, sdo[buf], half);  // dPᵀ
@@ -259,7 +372,11 @@ __global__ void __launch_bounds__(kThreads, 3) dkdv_kernel(const Args<bf16> a) {
         });
       }
       accumulate_times_tile(dv, s, sdo[buf], half);  // dv += Pᵀ·dout_h
-      accumulate_times_tile(dk, dp, sq[buf], half);  // dk += dSᵀ·q
+      if constexpr (kStoreDs) {  // dk += dSᵀ·q, dSᵀ kept
+        accumulate_times_tile<true>(dk, dp, sq[buf], half, ds_words);
+      } else {
+        accumulate_times_tile(dk, dp, sq[buf], half);  // dk += dSᵀ·q
+      }
     }
     __syncthreads();  // buffer buf is free for tile qb + 2
     if (next && tid < kBlock) slse[buf ^ 1][tid] = next_lse, sD[buf ^ 1][tid] = next_d;
@@ -338,6 +455,73 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(const Args<bf16> a) {
   store(a, dq, b, h, 0, t_base, a.alpha);
 }
 
+// flash_mma_ds's dq: a block of 8 warps takes two query blocks of one
+// (b, h), 2p (warps 0-3) and 2p + 1 (warps 4-7), and walks the key blocks at
+// or before them, streaming each key tile (once for both: its reads from L2
+// halved, the kernel's bound with a block a query block, 77 us at GPT-2's
+// shape, L2 83 % busy) and the two tiles of dSᵀ (as the dk/dv kernel wrote
+// them), all blocked, through three stages (two in flight while one is
+// used). dq += dS·k, 16 keys a step in flash_mma's order. In a diagonal tile
+// warp w of its group stops after its own 16 keys: the later ones are
+// masked for its queries (zeros in the tile).
+constexpr int kDqThreads = 256;
+constexpr int kDqStages = 3;
+struct DqStage {
+  BlockedTile ds[2], k;  // 24 KB
+};
+constexpr std::size_t kDqSharedBytes = kDqStages * sizeof(DqStage);  // 72 KB: dynamic
+
+__global__ void __launch_bounds__(kDqThreads, 2) dq_ds_kernel(const Args<bf16> a) {
+  extern __shared__ __align__(16) unsigned char dq_shared[];
+  DqStage* const stages = reinterpret_cast<DqStage*>(dq_shared);
+  const index_t bh = blockIdx.x, b = bh / a.NH, h = bh % a.NH;
+  const index_t blocks = (a.T + kBlock - 1) / kBlock, pairs = (blocks + 1) / 2;
+  const index_t q0 = 2 * (pairs - 1 - index_t(blockIdx.y));  // the heaviest first
+  const index_t q_last = q0 + 1 < blocks ? q0 + 1 : q0;      // an odd count's last pair: one
+  const int warp = threadIdx.x / 32, group = warp / 4, w = warp % 4;
+  const index_t qb = q0 + group;  // this warp's query block (past the last: idle)
+  const index_t ld = 3 * a.C;
+  const bf16* const k = a.qkv + b * a.T * ld + h * a.HS + a.C;
+  // Key tile kb and the groups' dSᵀ tiles into stage kb % 3 (one commit
+  // group, empty past q_last).
+  const auto load = [&](index_t kb) {
+    if (kb <= q_last) {
+      DqStage& st = stages[kb % kDqStages];
+      for (int g = 0; g < 2; ++g) {
+        const index_t tile_qb = q0 + g;
+        if (tile_qb > q_last || kb > tile_qb) continue;
+        const bf16* const ds = ds_tile(a, bh, tile_qb, kb);
+        for (int i = threadIdx.x; i < kBlock * 8; i += kDqThreads)
+          cp_async16(&st.ds[g][i * 8], ds + i * 8, true);  // blocked already
+      }
+      load_blocked(st.k, k, ld, kb * kBlock, a.T, a.HS, a.vector_loads);
+    }
+    commit_group();
+  };
+  load(0);
+  load(1);
+
+  float dq[8][4] = {};
+  for (index_t kb = 0; kb <= q_last; ++kb) {
+    wait_group<1>();  // tile kb has landed (kb + 1 may be in flight)
+    __syncthreads();  // ... for every thread; tile kb − 1's stage is free
+    load(kb + 2);
+    const DqStage& st = stages[kb % kDqStages];
+    const int steps = qb > q_last || kb > qb ? 0 : kb == qb ? w + 1 : kBlock / 16;
+    for (int ks = 0; ks < steps; ++ks) {
+      std::uint32_t ds[4];
+      ds_fragment(ds, st.ds[group], ks * 16, w * 16);
+      for (int nd = 0; nd < 8; nd += 2) {
+        std::uint32_t kfrag[4];
+        k_fragments(kfrag, st.k, ks * 16, nd * 8);
+        mma(dq[nd], ds, kfrag[0], kfrag[1]);
+        mma(dq[nd + 1], ds, kfrag[2], kfrag[3]);
+      }
+    }
+  }
+  if (qb <= q_last) store(a, dq, b, h, 0, qb * kBlock + w * 16, a.alpha);
+}
+
 // Σ of the 8 products x[i]·y[i] (both 16-byte aligned), in order: one
 // 16-byte load of each operand in bf16, two in float.
 __device__ __forceinline__ float dot8(const bf16* x, const bf16* y) {
@@ -400,7 +584,19 @@ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 
 namespace flash_mma {
 void launch_dkdv_dq(const Args<bf16>& a, const dim3 grid, cudaStream_t stream) {
-  dkdv_kernel<<<grid, kThreads, 0, stream>>>(a);
+  if (a.ds) {
+    backends::check_cuda(cudaFuncSetAttribute(dq_ds_kernel,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              int(kDqSharedBytes)),
+                         "flash_mma_ds: cudaFuncSetAttribute (dq's shared memory)");
+    dkdv_kernel<true><<<grid, kThreads, 0, stream>>>(a);
+    backends::check_cuda(cudaGetLastError(), "flash_mma_ds dk/dv kernel launch");
+    const dim3 dq_grid(grid.x, (grid.y + 1) / 2);  // query blocks in pairs
+    dq_ds_kernel<<<dq_grid, kDqThreads, kDqSharedBytes, stream>>>(a);
+    backends::check_cuda(cudaGetLastError(), "flash_mma_ds dq kernel launch");
+    return;
+  }
+  dkdv_kernel<false><<<grid, kThreads, 0, stream>>>(a);
   backends::check_cuda(cudaGetLastError(), "flash_mma dk/dv kernel launch");
   dq_kernel<<<grid, kThreads, 0, stream>>>(a);
   backends::check_cuda(cudaGetLastError(), "flash_mma dq kernel launch");
@@ -416,7 +612,8 @@ bool flash_mma_device_has_mma() {
 }
 
 template <class ExecSpace, class P>
-void flash_mma_run(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float* const D) {
+void flash_mma_run(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float* const D,
+                   bf16* const ds) {
   using E = typename P::in;
   static_assert(std::is_same_v<E, typename P::dqkv>, "flash_mma: dqkv of the inputs' type");
   const auto& f = p.args;
@@ -425,6 +622,8 @@ void flash_mma_run(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float*
   a.dqkv = f.dqkv, a.dout = f.dout, a.qkv = f.qkv, a.lse = f.lse, a.D = D;
   a.T = f.T, a.C = f.C, a.NH = f.NH, a.HS = int(f.HS());
   a.alpha = f.alpha, a.overwrite = f.overwrite;
+  if (ds && !std::is_same_v<E, bf16>) throw std::logic_error("flash_mma_ds: bf16 only");
+  a.ds = ds;
   // 16-byte rows: every head's first element and every row stride.
   constexpr index_t kPerPack = index_t(16 / sizeof(E));
   a.vector_loads = a.HS == kHead && aligned16(f.qkv) && aligned16(f.dout) && f.C % kPerPack == 0;
@@ -445,8 +644,10 @@ void flash_mma_run(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float*
 }
 
 template void flash_mma_run<Kokkos::Cuda, Bf16>(const Kokkos::Cuda&,
-                                                const Problem<Kokkos::Cuda, Bf16>&, float*);
+                                                const Problem<Kokkos::Cuda, Bf16>&, float*,
+                                                bf16*);
 template void flash_mma_run<Kokkos::Cuda, Fp32>(const Kokkos::Cuda&,
-                                                const Problem<Kokkos::Cuda, Fp32>&, float*);
+                                                const Problem<Kokkos::Cuda, Fp32>&, float*,
+                                                bf16*);
 
 }  // namespace llmk::op::attention_backward_recompute

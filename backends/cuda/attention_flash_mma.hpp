@@ -33,10 +33,15 @@ struct Args {
   float alpha;
   bool overwrite;
   bool vector_loads;  // every row of q, k, v and dout 16-byte aligned, HS = 64
+  // bf16 only: the causal tiles of dSᵀ ("flash_mma_ds", 16-byte aligned),
+  // written by the dk/dv kernel, read by the dq kernel; nullptr: dq
+  // recomputes them.
+  bf16* ds = nullptr;
 };
 
 // The dk/dv kernel, then the dq kernel, on `stream` over `grid` ((b, h)
-// pairs along x, blocks of 64 positions along y), after D is written.
+// pairs along x, blocks of 64 positions along y), after D is written; with
+// a.ds (bf16), the dq kernel that reads dS.
 void launch_dkdv_dq(const Args<bf16>& a, dim3 grid, cudaStream_t stream);
 void launch_dkdv_dq(const Args<float>& a, dim3 grid, cudaStream_t stream);
 

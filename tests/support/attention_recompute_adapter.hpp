@@ -132,7 +132,8 @@ struct AttentionBackwardRecomputeContract : AttentionBackwardContract {
     return {llmk::reference::attention::reference_backward_recompute(p, o[0])};
   }
   // "flash"'s sums run over the causal terms alone: exactly the reference's
-  // NaN (the bound is the reference itself). "flash_mma" multiplies whole
+  // NaN (the bound is the reference itself). "flash_mma" (and
+  // "flash_mma_ds", whose dq reads the dk/dv kernel's dS) multiplies whole
   // tiles of 64 positions, a masked pair a zero (0·NaN is NaN): a NaN in q_t
   // reaches dk, one in dout_h[t] dv, of the keys after t in t's tile, and a
   // NaN in k_u dq of the queries before u in u's tile (flash_mma.hpp).
@@ -140,7 +141,7 @@ struct AttentionBackwardRecomputeContract : AttentionBackwardContract {
                                                     const contract::Overwrites& o,
                                                     const std::string& impl) {
     std::vector<std::vector<double>> bound = reference(p, o);
-    if (impl != "flash_mma") return bound;
+    if (impl != "flash_mma" && impl != "flash_mma_ds") return bound;
     constexpr std::int64_t kTile = 64;  // kFlashMmaBlock
     const Shape& s = p.shape;
     const std::int64_t T = s.T, C = s.C, HS = s.HS();

@@ -13,8 +13,10 @@
 
 namespace llmk::op::attention_backward_recompute {
 
-// "auto": flash_mma where it runs (bf16 and fp32, heads up to 64, sm_80+), else flash.
-using Implementations = core::ImplList<FlashMma, Flash>;
+// "auto": flash_mma_ds where it runs (bf16, as flash_mma, its tiles of dS
+// within 1 GiB), else flash_mma where it runs (bf16 and fp32, heads up to
+// 64, sm_80+), else flash.
+using Implementations = core::ImplList<FlashMmaDs, FlashMma, Flash>;
 
 struct Op {
   static constexpr const char* name = kOpName;
