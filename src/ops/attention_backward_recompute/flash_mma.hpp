@@ -124,8 +124,8 @@ struct FlashMmaDs : FlashMma {
   static constexpr bool supports = std::is_same_v<P, Bf16>;
 
   // "auto" passes it over where the tiles would take more than this (B·NH
-  // of 24 at T 4096 take 409 MiB): there flash_mma's recomputation costs
-  // workspace instead of nothing.
+  // of 24 at T 4096 take 409 MB), for flash_mma, whose recomputation needs
+  // no such workspace.
   static constexpr index_t kMostTileBytes = index_t(1) << 30;
 
   // The tiles' elements; std::invalid_argument (before any write: the
