@@ -89,19 +89,22 @@ struct FlashMma : ImplDefaults {
   // The sizes and devices these kernels do not run: refused, by the
   // implementation's name, before any write.
   static void refuse_unless_it_runs(const Sizes& s, std::string_view impl) {
-    const std::string named = std::string(kOpName) + ": implementation '" + std::string(impl) + "'";
+    // Built only for a refusal: a call that runs allocates nothing here.
+    const auto named = [impl] {
+      return std::string(kOpName) + ": implementation '" + std::string(impl) + "'";
+    };
     if (!head_fits(s)) {
-      throw std::invalid_argument(named + " holds heads of at most " +
+      throw std::invalid_argument(named() + " holds heads of at most " +
                                   std::to_string(kFlashMmaMaxHead) + " channels, but C/NH = " +
                                   std::to_string(s.C / s.NH) + " (use 'flash' or 'auto')");
     }
     if (!grid_fits(s)) {
-      throw std::invalid_argument(named +
+      throw std::invalid_argument(named() +
                                   " runs T up to 65535·64 and B·NH up to 2³¹ − 1 (use 'flash' "
                                   "or 'auto')");
     }
     if (!flash_mma_device_has_mma()) {
-      throw std::invalid_argument(named +
+      throw std::invalid_argument(named() +
                                   " needs bf16 and TF32 tensor cores (compute capability 8.0 "
                                   "or later; use 'flash' or 'auto')");
     }
