@@ -3,6 +3,8 @@
 // runs; a block a run (and a block a row of dwpe) sums them.
 #include <ops/encoder_backward/block_sort.hpp>
 
+#include <core/context_state.hpp>
+
 #include <backends/cuda/cuda_checks.hpp>
 #include <kernels/encoder_backward.hpp>
 #include <kernels/update.hpp>
@@ -27,7 +29,7 @@ struct SortSpace {
   int* end_of;    // M: at a token's first slot, the slot past its last
   int* counters;  // M: at a token's first slot, its runs summed so far
   int* present;   // V: 1 where a token is present (an overwritten dwte's zeros)
-  int* found;     // 2: the first bad position (M: none), the runs listed
+  int* found;     // 2: the first bad position (−1: none; checked only), the runs listed
 };
 
 SortSpace sort_space(int* ints, index_t V, index_t M) {
@@ -54,7 +56,14 @@ struct SumArgs {
   float* partials;
   int C, T, B;
   bool overwrite_dwte, overwrite_dwpe;
+  bool checked;  // the tokens checked: w.found[0] ≥ 0 (a bad one) writes nothing
 };
+
+// Whether a launch after the check finds a bad token (it then writes nothing).
+template <class A>
+__device__ inline bool refused(const A& a) {
+  return a.checked && a.w.found[0] >= 0;
+}
 
 // sum[k] = Σ_{q < n} value(q, k) added in order of q, a batch of kBatch
 // rows' values (every lane's) loaded before they are added.
@@ -130,7 +139,6 @@ struct BlockSorter {
       typename Scan::TempStorage scan;
     } tmp;
     unsigned first_key[kThreads], last_key[kThreads];  // each thread's, for its neighbours
-    int first_bad;
   };
 };
 
@@ -139,21 +147,23 @@ struct BlockSorter {
 // stable, so within a token in increasing position order; then, over the
 // sorted slots, each token's first slot (a max scan of the first slots of
 // tokens), the runs' first slots (every kRun-th slot of a token) listed by
-// an exclusive sum, and each token's end. Blocks 1 to T (tokens unchecked):
-// dwpe's rows, which need no sort, on the SMs the sorting block leaves idle
-// (H200, GPT-2's shape: the sort alone 14-29 µs, ncu).
+// an exclusive sum, and each token's end. Blocks 1 to T: dwpe's rows,
+// which need no sort, on the SMs the sorting block leaves idle (H200,
+// GPT-2's shape: the sort alone 14-29 µs, ncu). The sort writes the
+// workspace alone, so it does not wait to read the check's verdict.
 template <int kThreads, int kItems, class In, class DWte, class DWpe>
 __global__ void __launch_bounds__(kThreads)
     encoder_block_sort(const SortArgs a, const SumArgs<In, DWte, DWpe> rows) {
-  if (blockIdx.x > 0)
+  if (blockIdx.x > 0) {
+    if (refused(rows)) return;
     return dwpe_row<kThreads, (1024 + kThreads - 1) / kThreads>(rows, blockIdx.x - 1);
+  }
   using Sorter = BlockSorter<kThreads, kItems>;
   const SortSpace& w = rows.w;
   extern __shared__ __align__(16) unsigned char raw[];
   auto& sh = *reinterpret_cast<typename Sorter::Shared*>(raw);
   const int x = int(threadIdx.x);
   const unsigned invalid = (1u << a.bits) - 1u;
-  if (x == 0) sh.first_bad = a.M;
   for (int i = x; i < a.M; i += kThreads) w.counters[i] = 0;
   if (a.mark_present)
     for (int v = x; v < a.V; v += kThreads) w.present[v] = 0;
@@ -168,10 +178,7 @@ __global__ void __launch_bounds__(kThreads)
     key[u] = invalid;
     if (i < a.M) {
       const int t = a.tokens[i];
-      if (t >= 0 && t < a.V)
-        key[u] = unsigned(t);
-      else
-        atomicMin(&sh.first_bad, i);
+      if (t >= 0 && t < a.V) key[u] = unsigned(t);  // else unchecked: no row of dwte
     }
   }
   typename Sorter::Sort(sh.tmp.sort).Sort(key, position, 0, a.bits);
@@ -207,20 +214,19 @@ __global__ void __launch_bounds__(kThreads)
     if (first_of_run[u]) w.runs[index[u]] = make_int4(slot, start[u], int(key[u]), 0);
     if (a.mark_present && slot == start[u]) w.present[key[u]] = 1;
   }
-  if (x == 0) w.found[0] = sh.first_bad, w.found[1] = runs;
+  if (x == 0) w.found[1] = runs;
 }
 
 static_assert(BlockSorter<1024, 16>::capacity == kBlockSortMaxPositions);
 
 template <int kThreads, int kItems, class In, class DWte, class DWpe>
-void launch_sort(const SortArgs& a, const SumArgs<In, DWte, DWpe>& rows, const int dwpe_rows,
-                 cudaStream_t stream) {
+void launch_sort(const SortArgs& a, const SumArgs<In, DWte, DWpe>& rows, cudaStream_t stream) {
   const auto kernel = encoder_block_sort<kThreads, kItems, In, DWte, DWpe>;
   const int bytes = int(sizeof(typename BlockSorter<kThreads, kItems>::Shared));
   backends::check_cuda(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
       "encoder block_sort: cudaFuncSetAttribute (the sort's shared memory)");
-  kernel<<<unsigned(1 + dwpe_rows), kThreads, bytes, stream>>>(a, rows);
+  kernel<<<unsigned(1 + rows.T), kThreads, bytes, stream>>>(a, rows);
   backends::check_cuda(cudaGetLastError(), "encoder block_sort: sort launch");
 }
 
@@ -229,20 +235,17 @@ void launch_sort(const SortArgs& a, const SumArgs<In, DWte, DWpe>& rows, const i
 constexpr int kSumThreads = 256;
 constexpr int kSumLanes = 4;  // channels a thread a pass: 1024 a pass
 
-// Blocks [0, dwpe_rows): dwpe's rows. The others take the runs r =
-// blockIdx.x − dwpe_rows + k·(their count) below the device's count, a
-// block a run: its positions staged in shared memory, its sum added to dwte
-// (a token of one run) or kept in partials; the token's last run to finish
-// (its counter) adds the runs' sums in order.
+// The blocks take the runs r = blockIdx.x + k·gridDim.x below the sort's
+// count, a block a run: its positions staged in shared memory, its sum
+// added to dwte (a token of one run) or kept in partials; the token's last
+// run to finish (its counter) adds the runs' sums in order.
 template <class In, class DWte, class DWpe>
-__global__ void __launch_bounds__(kSumThreads)
-    encoder_block_runs(const SumArgs<In, DWte, DWpe> a, const int dwpe_rows) {
-  if (int(blockIdx.x) < dwpe_rows) return dwpe_row<kSumThreads, kSumLanes>(a, blockIdx.x);
+__global__ void __launch_bounds__(kSumThreads) encoder_block_runs(const SumArgs<In, DWte, DWpe> a) {
+  if (refused(a)) return;
   __shared__ int rows[kRun];
   __shared__ int last;
   const int x = int(threadIdx.x), C = a.C, runs_listed = a.w.found[1];
-  const int blocks = int(gridDim.x) - dwpe_rows;
-  for (int r = int(blockIdx.x) - dwpe_rows; r < runs_listed; r += blocks) {
+  for (int r = int(blockIdx.x); r < runs_listed; r += int(gridDim.x)) {
     const int4 run = a.w.runs[r];
     const int first = run.x, start = run.y, token = run.z, end = a.w.end_of[start];
     const int n = end - first < kRun ? end - first : kRun;
@@ -278,16 +281,95 @@ __global__ void __launch_bounds__(kSumThreads)
 }
 
 // An overwritten dwte's rows of absent tokens: zeros.
-template <class DWte>
-__global__ void encoder_zero_absent(DWte* dwte, const int* present, const index_t elements,
-                                    const int C) {
+template <class In, class DWte, class DWpe>
+__global__ void encoder_zero_absent(const SumArgs<In, DWte, DWpe> a, const index_t elements) {
+  if (refused(a)) return;
+  DWte* const dwte = a.dwte;
+  const int* const present = a.w.present;
+  const int C = a.C;
   for (index_t i = index_t(blockIdx.x) * blockDim.x + threadIdx.x; i < elements;
        i += index_t(gridDim.x) * blockDim.x)
     if (present[i / C] == 0) dwte[i] = from_float<DWte>(0.0f);
 }
 
+// Checked: one block finds the first position whose token is outside
+// [0, V) (−1: none) and writes it where the later launches read it
+// (found[0]) and into the context's pinned host word. A thread's 16
+// tokens are loaded before any is tested: the whole call waits for this
+// launch, and one round trip to memory is its time.
+constexpr int kCheckThreads = 1024, kCheckItems = 16;
+static_assert(kCheckThreads * kCheckItems >= kBlockSortMaxPositions);
+__global__ void __launch_bounds__(kCheckThreads)
+    encoder_check_tokens(const int* tokens, const int M, const int V, int* found, int* host_word) {
+  __shared__ int first_bad;
+  if (threadIdx.x == 0) first_bad = M;
+  int token[kCheckItems];
+#pragma unroll
+  for (int u = 0; u < kCheckItems; ++u) {
+    const int i = int(threadIdx.x) + u * kCheckThreads;
+    token[u] = i < M ? tokens[i] : 0;
+  }
+  int mine = M;
+#pragma unroll
+  for (int u = kCheckItems - 1; u >= 0; --u)  // this thread's first bad one last
+    if (token[u] < 0 || token[u] >= V) mine = int(threadIdx.x) + u * kCheckThreads;
+  __syncthreads();  // first_bad set
+  if (mine < M) atomicMin(&first_bad, mine);
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  const int verdict = first_bad < M ? first_bad : -1;
+  found[0] = verdict;
+  *host_word = verdict;
+  __threadfence_system();  // visible to the host once the event after this launch is
+}
+
+// The context's verdict of the tokens' check: a pinned word the check
+// kernel writes (mapped: no copy queued between the check and the sort)
+// and the event after the check, which the host waits on.
+class TokenVerdict {
+ public:
+  explicit TokenVerdict(const Kokkos::Cuda& exec) {
+    const backends::DeviceScope device(exec.cuda_device());
+    backends::check_cuda(cudaHostAlloc(&host_, sizeof(int), cudaHostAllocMapped),
+                         "encoder block_sort: cudaHostAlloc (the tokens' verdict)");
+    try {
+      backends::check_cuda(cudaHostGetDevicePointer(&device_, host_, 0),
+                           "encoder block_sort: cudaHostGetDevicePointer");
+      backends::check_cuda(cudaEventCreateWithFlags(&checked_, cudaEventDisableTiming),
+                           "encoder block_sort: cudaEventCreate");
+    } catch (...) {
+      cudaFreeHost(host_);
+      throw;
+    }
+  }
+  ~TokenVerdict() {
+    cudaEventDestroy(checked_);
+    cudaFreeHost(host_);
+  }
+  TokenVerdict(const TokenVerdict&) = delete;
+  TokenVerdict& operator=(const TokenVerdict&) = delete;
+
+  void check(const SortSpace& w, const int* tokens, const int M, const int V, cudaStream_t stream) {
+    encoder_check_tokens<<<1, kCheckThreads, 0, stream>>>(tokens, M, V, w.found, device_);
+    backends::check_cuda(cudaGetLastError(), "encoder block_sort: check launch");
+    backends::check_cuda(cudaEventRecord(checked_, stream),
+                         "encoder block_sort: cudaEventRecord (after the check)");
+  }
+  // The first bad position or −1, once the check has run.
+  index_t wait() const {
+    backends::check_cuda(cudaEventSynchronize(checked_),
+                         "encoder block_sort: waiting for the tokens' check");
+    return index_t(*static_cast<volatile const int*>(host_));
+  }
+
+ private:
+  int* host_ = nullptr;
+  int* device_ = nullptr;
+  cudaEvent_t checked_ = nullptr;
+};
+
 template <class Args>
-auto sum_args(const Args& a, int* ints, float* partials) {
+auto sum_args(const Args& a, int* ints, float* partials, const bool checked) {
   const index_t V = index_t(a.dwte.extent(0)), M = index_t(a.tokens.extent(0));
   using In = typename decltype(a.dout)::non_const_value_type;
   using DWte = typename decltype(a.dwte)::value_type;
@@ -295,68 +377,49 @@ auto sum_args(const Args& a, int* ints, float* partials) {
   return SumArgs<In, DWte, DWpe>{
       a.dout.data(),    a.dwte.data(),         a.dwpe.data(), sort_space(ints, V, M),
       partials,         int(a.dwte.extent(1)), int(a.T),      int(a.B),
-      a.overwrite_dwte, a.overwrite_dwpe};
+      a.overwrite_dwte, a.overwrite_dwpe,      checked};
 }
 
 }  // namespace
 
-// Checked, dwpe waits for the check (nothing written before it); unchecked,
-// its rows run beside the sort.
 template <class ExecSpace, class Args>
-BlockSortFound block_sort_positions(const ExecSpace& exec, const Args& a, int* ints,
-                                    float* partials, const bool check) {
-  const index_t V = index_t(a.dwte.extent(0)), M = index_t(a.tokens.extent(0));
-  SortArgs s{a.tokens.data(), int(M), int(V), 0, a.overwrite_dwte};
-  while (s.bits < 31 && (index_t(1) << s.bits) <= V) ++s.bits;  // 2^bits − 1 ≥ V
-  const auto rows = sum_args(a, ints, partials);
-  const int dwpe_rows = check ? 0 : int(a.T);
-  if (M <= BlockSorter<512, 16>::capacity)
-    launch_sort<512, 16>(s, rows, dwpe_rows, exec.cuda_stream());
-  else
-    launch_sort<1024, 16>(s, rows, dwpe_rows, exec.cuda_stream());
-  if (!check) return {};
-  int found[2];
-  backends::check_cuda(cudaMemcpyAsync(found, rows.w.found, sizeof found, cudaMemcpyDeviceToHost,
-                                       exec.cuda_stream()),
-                       "encoder block_sort: reading the sort's counts");
-  backends::check_cuda(cudaStreamSynchronize(exec.cuda_stream()),
-                       "encoder block_sort: waiting for the sort");
-  return {found[0] < M ? index_t(found[0]) : -1, found[1]};
-}
-
-template <class ExecSpace, class Args>
-void block_sort_sums(const ExecSpace& exec, const Args& a, int* ints, float* partials,
-                     const BlockSortFound& found) {
+index_t block_sort_run(detail::ContextState<ExecSpace>& ctx, const ExecSpace& exec, const Args& a,
+                       int* ints, float* partials, const bool check) {
   const index_t V = index_t(a.dwte.extent(0)), M = index_t(a.tokens.extent(0));
   const index_t C = index_t(a.dwte.extent(1));
-  const auto s = sum_args(a, ints, partials);
-  const bool known = found.runs >= 0;
-  const int dwpe_rows = known ? int(a.T) : 0;  // else beside the sort
-  // Not read back: at most ⌈M/R⌉ + min(M, V) runs (Σ ⌈n/R⌉ ≤ Σ (n/R + 1)),
-  // taken by the blocks that fit the GPU at once, each looping (a block per
-  // possible run left ~7400 idle blocks at GPT-2's shape: 35 µs where 1056
-  // runs took 14, ncu on the H200).
+  const cudaStream_t stream = exec.cuda_stream();
+  const auto s = sum_args(a, ints, partials, check);
+  TokenVerdict* const verdict = check ? &ctx.template resource<TokenVerdict>() : nullptr;
+  if (verdict) verdict->check(s.w, a.tokens.data(), int(M), int(V), stream);
+
+  SortArgs sort{a.tokens.data(), int(M), int(V), 0, a.overwrite_dwte};
+  while (sort.bits < 31 && (index_t(1) << sort.bits) <= V) ++sort.bits;  // 2^bits − 1 ≥ V
+  if (M <= BlockSorter<512, 16>::capacity)
+    launch_sort<512, 16>(sort, s, stream);
+  else
+    launch_sort<1024, 16>(sort, s, stream);
+
+  // The runs' count stays on the device: at most ⌈M/R⌉ + min(M, V) runs
+  // (Σ ⌈n/R⌉ ≤ Σ (n/R + 1)), taken by the blocks that fit the GPU at once,
+  // each looping (a block per possible run left ~7400 idle blocks at
+  // GPT-2's shape: 35 µs where 1056 runs took 14, ncu on the H200).
   const index_t resident =
       index_t(exec.cuda_device_prop().multiProcessorCount) * (2048 / kSumThreads);
   const index_t bound = (M + kRun - 1) / kRun + (M < V ? M : V);
-  const index_t run_blocks = known ? found.runs : bound < resident ? bound : resident;
-  if (dwpe_rows + run_blocks > 0) {
-    encoder_block_runs<<<unsigned(dwpe_rows + run_blocks), kSumThreads, 0, exec.cuda_stream()>>>(
-        s, dwpe_rows);
-    backends::check_cuda(cudaGetLastError(), "encoder block_sort: sums launch");
+  encoder_block_runs<<<unsigned(bound < resident ? bound : resident), kSumThreads, 0, stream>>>(s);
+  backends::check_cuda(cudaGetLastError(), "encoder block_sort: sums launch");
+  if (a.overwrite_dwte) {
+    const index_t elements = V * C, zero_blocks = (elements + 255) / 256;
+    encoder_zero_absent<<<unsigned(zero_blocks < 4096 ? zero_blocks : 4096), 256, 0, stream>>>(
+        s, elements);
+    backends::check_cuda(cudaGetLastError(), "encoder block_sort: zeroing absent rows");
   }
-  if (!a.overwrite_dwte) return;
-  const index_t elements = V * C, zero_blocks = (elements + 255) / 256;
-  encoder_zero_absent<<<unsigned(zero_blocks < 4096 ? zero_blocks : 4096), 256, 0,
-                        exec.cuda_stream()>>>(a.dwte.data(), s.w.present, elements, int(C));
-  backends::check_cuda(cudaGetLastError(), "encoder block_sort: zeroing absent rows");
+  return verdict ? verdict->wait() : -1;
 }
 
-#define LLMK_ENCODER_BLOCK_SORT(P)                                                                \
-  template BlockSortFound block_sort_positions(                                                   \
-      const Kokkos::Cuda&, const Problem<Kokkos::Cuda, P>::Args&, int*, float*, bool);            \
-  template void block_sort_sums(const Kokkos::Cuda&, const Problem<Kokkos::Cuda, P>::Args&, int*, \
-                                float*, const BlockSortFound&);
+#define LLMK_ENCODER_BLOCK_SORT(P)                                                          \
+  template index_t block_sort_run(detail::ContextState<Kokkos::Cuda>&, const Kokkos::Cuda&, \
+                                  const Problem<Kokkos::Cuda, P>::Args&, int*, float*, bool);
 LLMK_ENCODER_BLOCK_SORT(Fp32)
 LLMK_ENCODER_BLOCK_SORT(Bf16)
 LLMK_ENCODER_BLOCK_SORT(Bf16Fp32Grad)

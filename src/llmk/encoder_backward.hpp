@@ -24,11 +24,13 @@
 // ops/encoder_backward/block_sort.hpp how "block_sort" does on Cuda).
 //
 // A token outside [0, V) is refused (std::invalid_argument naming 'tokens',
-// its position and value) before anything is written: the device's sort of
-// the positions finds it, and the host waits for the sort (one
-// synchronization of the instance per call; options.check_tokens = false
-// skips the check and the wait). Otherwise the contract is
-// matmul_backward's (llmk/matmul_backward.hpp).
+// its position and value) with both outputs unwritten: the device finds
+// it and the host waits for that verdict ("block_sort": a check launched
+// first, which the launches after it obey on the device, so the host waits
+// for the check alone while the sums run; "sorted": its sort's verdict,
+// before the sums are launched). options.check_tokens = false skips the
+// check and the wait. Otherwise the contract is matmul_backward's
+// (llmk/matmul_backward.hpp).
 #pragma once
 
 #include <llmk/context.hpp>

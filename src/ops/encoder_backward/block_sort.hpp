@@ -3,20 +3,24 @@
 // ONE block in one launch (CUB's BlockRadixSort of (token, position) pairs,
 // stable, so each token's positions stay in increasing order) instead of
 // "sorted"'s chain of Kokkos passes (clear, count, scan, fill, order). The
-// same block lists the runs of ≤ 32 positions (block scans); with the
-// tokens unchecked, the launch's other blocks add dwpe's rows meanwhile.
-// One more launch sums the runs: a block a run (its positions staged in
-// shared memory, every channel's loads of a batch of rows in flight at
-// once; checked, dwpe's rows too, after the verdict); a token's last run
-// to finish adds its runs' sums in order (an integer counter a token, so
-// the order of the blocks cannot show). Two launches (three with dwte
+// same block lists the runs of ≤ 32 positions (block scans); the launch's
+// other blocks add dwpe's rows meanwhile. One more launch sums the runs: a
+// block a run (its positions staged in shared memory, every channel's
+// loads of a batch of rows in flight at once); a token's last run to
+// finish adds its runs' sums in order (an integer counter a token, so the
+// order of the blocks cannot show). Two launches (three with dwte
 // overwritten: its absent rows zeroed) where "sorted" has nine.
+// Checked tokens (the default), one block checks them first and the
+// blocks after it that write an output read its verdict on the device (a
+// bad token: they write nothing), so the host waits for that check alone while the sort
+// and the sums run: it had waited for the sort's verdict before it could
+// launch the sums and dwpe's rows (0.106 ms a call against 0.068
+// unchecked, H200, call H2 of 2026-12-03).
 // Why: on the H200 at GPT-2's B 8, T 1024 the encoder was ~0.11-0.12 ms
 // against 0.03-0.04 for llm.c's atomics, most of it the sort's passes and
 // the index chains before the first load of dout (ncu, docs/performance.md).
-// Now (call H2 of 2026-12-03): 0.060 ms device time, 0.068 with events,
-// tokens unchecked (1.95x / 1.93x the atomics); checked 0.106 (the host's
-// wait for the verdict).
+// Unchecked (call H2 of 2026-12-03): 0.060 ms device time, 0.068 with
+// events (1.95x / 1.93x the atomics).
 // Defined in backends/cuda/encoder_block_sort.cpp (CUDA builds only).
 //
 // Positions beyond kBlockSortMaxPositions (one block's keys) run "sorted"'s
@@ -35,24 +39,15 @@ inline constexpr index_t kBlockSortMaxPositions = 16384;
 // "sorted"'s, kernels::encoder_partial_floats).
 inline std::size_t block_sort_ints(index_t V, index_t M) { return std::size_t(V + 7 * M + 2); }
 
-// What the sort found: read back (one wait for the instance) when the
-// tokens are checked, else unknown (−1: the runs' launch then takes the
-// blocks that fit the GPU at once, each looping over the device's count).
-struct BlockSortFound {
-  index_t first_bad = -1;  // −1: every token in [0, V)
-  index_t runs = -1;       // the runs of ≤ 32 positions listed
-};
-
-// Enqueues the sort, writing `ints` alone, and with `check` waits for it;
-// without, dwpe's rows (which need no sort) run beside it.
+// Enqueues the sort (writing `ints` alone) with dwpe's rows beside it, then
+// the runs' sums. With `check`, a first launch checks the tokens and every
+// block after it that writes an output reads the verdict on the device
+// first (a bad token: it writes nothing); the host waits for that first launch alone (an
+// event after it), not for the sums. Returns the first position whose token
+// is outside [0, V), or −1 (every token in range, or unchecked).
 template <class ExecSpace, class Args>
-BlockSortFound block_sort_positions(const ExecSpace& exec, const Args& a, int* ints,
-                                    float* partials, bool check);
-// Enqueues the sums of dwte's runs, and dwpe's rows if the tokens were
-// checked (after block_sort_positions on the same instance, same ints).
-template <class ExecSpace, class Args>
-void block_sort_sums(const ExecSpace& exec, const Args& a, int* ints, float* partials,
-                     const BlockSortFound& found);
+index_t block_sort_run(detail::ContextState<ExecSpace>& ctx, const ExecSpace& exec, const Args& a,
+                       int* ints, float* partials, bool check);
 
 struct BlockSort : ImplDefaults {
   static constexpr std::string_view name = "block_sort";
@@ -78,11 +73,10 @@ struct BlockSort : ImplDefaults {
     const index_t V = index_t(p.args.dwte.extent(0)), M = p.M;
     int* ints = call.workspace.template take<int>(block_sort_ints(V, M));
     float* partials = call.workspace.template take<float>(kernels::encoder_partial_floats(M, p.C));
-    // The sort writes the workspace alone: a bad token is refused here.
-    const BlockSortFound found =
-        block_sort_positions(call.exec, p.args, ints, partials, p.args.check_tokens);
-    if (found.first_bad >= 0) refuse_token_at(call.exec, p, found.first_bad);
-    block_sort_sums(call.exec, p.args, ints, partials, found);
+    // Checked, a bad token left every output unwritten: refused here.
+    const index_t bad =
+        block_sort_run(call.ctx, call.exec, p.args, ints, partials, p.args.check_tokens);
+    if (bad >= 0) refuse_token_at(call.exec, p, bad);
   }
 };
 
