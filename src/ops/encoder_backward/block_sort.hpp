@@ -10,17 +10,18 @@
 // finish adds its runs' sums in order (an integer counter a token, so the
 // order of the blocks cannot show). Two launches (three with dwte
 // overwritten: its absent rows zeroed) where "sorted" has nine.
-// Checked tokens (the default), one block checks them first and the
-// blocks after it that write an output read its verdict on the device (a
-// bad token: they write nothing), so the host waits for that check alone while the sort
-// and the sums run: it had waited for the sort's verdict before it could
-// launch the sums and dwpe's rows (0.106 ms a call against 0.068
-// unchecked, H200, call H2 of 2026-12-03).
+// Checked tokens (the default): one more launch ahead checks them, and
+// every block after it that writes an output reads its verdict on the
+// device (a bad token: it writes nothing), so the host waits for that
+// check alone while the sort and the sums run. It had waited for the
+// sort's verdict before it could launch the sums and dwpe's rows: 0.106 ms
+// a call in fp32 (H200, call H2 of 2026-12-03), now 0.071 (call K3 of the
+// fifth session; the check 3 µs of device time).
 // Why: on the H200 at GPT-2's B 8, T 1024 the encoder was ~0.11-0.12 ms
 // against 0.03-0.04 for llm.c's atomics, most of it the sort's passes and
 // the index chains before the first load of dout (ncu, docs/performance.md).
-// Unchecked (call H2 of 2026-12-03): 0.060 ms device time, 0.068 with
-// events (1.95x / 1.93x the atomics).
+// Unchecked (call K3): 0.062 ms device time, 0.067 with events (2.0x the
+// atomics).
 // Defined in backends/cuda/encoder_block_sort.cpp (CUDA builds only).
 //
 // Positions beyond kBlockSortMaxPositions (one block's keys) run "sorted"'s
