@@ -70,23 +70,8 @@ __device__ inline void add_real(Online& o, const float (&f)[kPack]) {
   o.sum = sum;
 }
 
-// A wait until at most n of this thread's cp.async groups are in flight (n
-// is an immediate: a switch up to 7, more waits for 7, which is only earlier
-// than needed).
 using backends::ptx::commit_group;
-using backends::ptx::wait_group;
-__device__ inline void wait_until_pending(const int n) {
-  switch (n) {
-    case 0: wait_group<0>(); break;
-    case 1: wait_group<1>(); break;
-    case 2: wait_group<2>(); break;
-    case 3: wait_group<3>(); break;
-    case 4: wait_group<4>(); break;
-    case 5: wait_group<5>(); break;
-    case 6: wait_group<6>(); break;
-    default: wait_group<7>(); break;
-  }
-}
+using backends::ptx::wait_until_pending;
 
 // Two floats rounded to bf16 (nearest even, as bf16(float)) in one word, lo
 // in the low half: one cvt where two and their merge took ~4 instructions.
