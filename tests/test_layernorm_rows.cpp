@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <kernels/layernorm_rows.hpp>
 #include <ops/layernorm_backward/reference/compare.hpp>
+#include <ops/layernorm_backward/warp_rows.hpp>
 #include <ops/layernorm_backward/reference/reference.hpp>
 
 #include <cmath>
@@ -102,11 +103,11 @@ ref::Precision precision_of(bool bf16_in, bool float_grads) {
                   : float_grads ? ref::Precision::bf16_fp32grad : ref::Precision::bf16;
 }
 
-// One call of the rows kernel with Tuning on a random problem, every output
-// against the float64 reference; then again on the same inputs, bitwise
-// equal (no atomics: the order is the plan's).
-template <class TIn, class TGrad, class Tuning>
-void check_rows(const Case& k, const bool overwrite) {
+// One call of a kernel (run_kernel(args): it runs on them) on a random
+// problem, every output against the float64 reference; then again on the
+// same inputs, bitwise equal (no atomics: the order is the kernel's plan).
+template <class TIn, class TGrad, class RunKernel>
+void check_case(const Case& k, const bool overwrite, const RunKernel& run_kernel) {
   const ref::Precision precision =
       precision_of(std::is_same_v<TIn, bf16>, std::is_same_v<TGrad, float>);
   const lref::Shape shape{"rows", k.B, k.T, k.C, k.bias};
@@ -119,8 +120,6 @@ void check_rows(const Case& k, const bool overwrite) {
   const lref::Gradients64 expected = lref::reference_backward(p, updates);
 
   using Args = llmk::kernels::LayernormArgs<Space, TIn, TIn, TGrad, TGrad>;
-  const auto plan = llmk::kernels::layernorm_rows_plan<TIn, Tuning>(M, k.C);
-  ASSERT_EQ(plan.warps_per_row, k.warps_per_row) << "the plan's warps per row";
   const float nan = std::nanf("");
   auto run = [&] {
     Args a;
@@ -137,11 +136,7 @@ void check_rows(const Case& k, const bool overwrite) {
     a.mean = device_vector<float>("mean", p.mean);
     a.rstd = device_vector<float>("rstd", p.rstd);
     a.overwrite_dinp = a.overwrite_dweight = a.overwrite_dbias = overwrite;
-    EXPECT_TRUE(llmk::kernels::layernorm_rows_fit<Tuning>(a));
-    Kokkos::View<float*, Space> partials(
-        "partials",
-        llmk::kernels::layernorm_rows_workspace<Space, TIn, Tuning>(M, k.C, k.bias));
-    llmk::kernels::run_layernorm_rows<Space, Tuning>(Space(), a, plan, partials.data());
+    run_kernel(a);
     Space().fence();
     return std::vector<std::vector<float>>{host_values(a.dinp), host_values(a.dweight),
                                            host_values(a.dbias)};
@@ -159,6 +154,21 @@ void check_rows(const Case& k, const bool overwrite) {
   for (int o = 0; o < 3; ++o)
     EXPECT_EQ(ref::first_bitwise_difference(got[o].data(), again[o].data(), got[o].size()), -1)
         << names[o] << " differs between two runs";
+}
+
+// The rows kernel with Tuning, whose plan must take the case's warps a row.
+template <class TIn, class TGrad, class Tuning>
+void check_rows(const Case& k, const bool overwrite) {
+  check_case<TIn, TGrad>(k, overwrite, [&](const auto& a) {
+    const index_t M = k.B * k.T;
+    const auto plan = llmk::kernels::layernorm_rows_plan<TIn, Tuning>(M, k.C);
+    ASSERT_EQ(plan.warps_per_row, k.warps_per_row) << "the plan's warps per row";
+    EXPECT_TRUE(llmk::kernels::layernorm_rows_fit<Tuning>(a));
+    Kokkos::View<float*, Space> partials(
+        "partials",
+        llmk::kernels::layernorm_rows_workspace<Space, TIn, Tuning>(M, k.C, k.bias));
+    llmk::kernels::run_layernorm_rows<Space, Tuning>(Space(), a, plan, partials.data());
+  });
 }
 
 template <class Tuning>
@@ -221,3 +231,74 @@ TEST(LayernormRows, CudaWarpsPerRow) {
 }
 
 }  // namespace
+
+// --- "warp_rows" (backends/cuda/layernorm_warp_rows.cpp) ----------------------
+
+// warp_rows_run on Cuda; false elsewhere (it is Cuda's alone).
+template <class S, class Args>
+bool warp_rows(const Args& a, float* partials) {
+#if LLMK_HAVE_CUDA && defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<S, Kokkos::Cuda>)
+    return llmk::op::layernorm_backward::warp_rows_run(S(), a, partials);
+#endif
+  return false;
+}
+
+// The kernel itself (it must not fall back: warp_rows_run says whether it ran).
+template <class TIn, class TGrad>
+void check_warp_rows(const Case& k, const bool overwrite) {
+  check_case<TIn, TGrad>(k, overwrite, [&](const auto& a) {
+    const llmk::op::layernorm_backward::Sizes sizes{k.B * k.T, k.C, k.bias};
+    Kokkos::View<float*, Space> partials(
+        "partials", llmk::op::layernorm_backward::warp_rows_workspace(sizes));
+    EXPECT_TRUE(warp_rows<Space>(a, partials.data())) << "warp_rows fell back";
+  });
+}
+
+TEST(LayernormWarpRows, Cuda) {
+  if constexpr (!kCuda) GTEST_SKIP() << "warp_rows is Cuda's";
+  // 16-byte chunks (4 floats, 8 bf16), lane l's chunks l + 32·i: fp32 C = 768
+  // is 6 a lane, 520 is 5 (the last partly past the row on some lanes), 1024
+  // is 8 (the most); bf16 768 is 3, 1600 is 7, 2048 is 8 (two stages fit).
+  // M = 205: the grid's warps (8 a block, a block an SM) take a row or none;
+  // M = 3: one block whose warps mostly have none; M = 6000 and 8192: 5-8
+  // rows a warp, so every stage is refilled (4 stages, or 2-3 for wide fp32).
+  const std::vector<Case> fp32 = {{5, 41, 768, 0}, {5, 41, 520, 0}, {2, 37, 1024, 0},
+                                  {3, 5, 768, 0, false}, {1, 3, 4, 0}, {4, 1500, 64, 0},
+                                  {8, 1024, 768, 0}};
+  const std::vector<Case> bf16s = {{5, 41, 768, 0}, {5, 41, 520, 0}, {2, 37, 1600, 0},
+                                   {2, 19, 2048, 0}, {1, 3, 8, 0, false}, {4, 1500, 64, 0},
+                                   {8, 1024, 768, 0}};
+  for (const Case& k : fp32)
+    for (bool overwrite : {false, true}) check_warp_rows<float, float>(k, overwrite);
+  for (const Case& k : bf16s)
+    for (bool overwrite : {false, true}) {
+      check_warp_rows<bf16, bf16>(k, overwrite);
+      check_warp_rows<bf16, float>(k, overwrite);
+    }
+}
+
+TEST(LayernormWarpRows, FallsBackWhereItCannot) {
+  if constexpr (!kCuda) GTEST_SKIP() << "warp_rows is Cuda's";
+  // C not a whole number of 16-byte chunks, more than 8 chunks a lane, a
+  // row array off a 16-byte boundary: false, nothing launched ("blocked"'s
+  // kernels run those calls; the contract tests check their results).
+  const auto refuses = [](const index_t M, const index_t C, const index_t shift) {
+    using Args = llmk::kernels::LayernormArgs<Space, float, float, float, float>;
+    Args a;
+    Mat<float> storage("storage", M + 1, C);
+    a.dinp = Mat<float>("dinp", M, C);
+    a.dout = Mat<float>(storage.data() + shift, M, C);
+    a.inp = Mat<float>("inp", M, C);
+    a.weight = Vec<float>("weight", C);
+    a.dweight = Vec<float>("dweight", C);
+    a.mean = Vec<float>("mean", M);
+    a.rstd = Vec<float>("rstd", M);
+    Kokkos::View<float*, Space> partials("partials", 1024 * 2 * C);
+    return !warp_rows<Space>(a, partials.data());
+  };
+  EXPECT_TRUE(refuses(16, 6, 0));     // 1.5 chunks a row
+  EXPECT_TRUE(refuses(16, 1028, 0));  // 257 chunks: 9 a lane
+  EXPECT_TRUE(refuses(16, 64, 1));    // dout 4 bytes past a boundary
+  EXPECT_FALSE(refuses(16, 64, 0));   // and the same call aligned runs
+}

@@ -79,12 +79,23 @@ struct LayernormBackwardContract {
     v.push_back({"rows", 5, 41, 520});
     return v;
   }
+  // Shapes whose row arrays (dinp, inp) start on their allocation (16-byte
+  // aligned: every GPU kernel's vector path runs, Cuda's "warp_rows" and
+  // "blocked"'s rows in registers among them); the others start an element
+  // past it, which those paths refuse (their element-wise fallbacks run).
+  static bool rows_aligned(const Shape& s) {
+    for (const char* name : {"gpt2", "C36", "C1600", "rows", "c3", "ws64"})
+      if (s.name == name) return true;
+    return false;
+  }
   // Poisoned outputs: C = 1 (dinp is 0), several blocks with a partial last
-  // one (longM: 33 blocks, the last of 52 rows), no bias.
+  // one (longM: 33 blocks, the last of 52 rows), no bias, and the GPU's
+  // vector paths (rows: aligned, C = 520).
   static std::vector<Shape> overwrite_shapes() {
     std::vector<Shape> v;
     for (const Shape& s : shapes())
-      if (s.name == "C1" || s.name == "odd" || s.name == "longM" || s.name == "nobias")
+      if (s.name == "C1" || s.name == "odd" || s.name == "longM" || s.name == "nobias" ||
+          s.name == "rows")
         v.push_back(s);
     return v;
   }
@@ -100,7 +111,8 @@ struct LayernormBackwardContract {
   static Shape nan_shape() { return {"nan", 2, 9, 24}; }
   // 1041 rows: 16 blocks of 64 and one of 17 (a sub-block of one row); C odd.
   static Shape determinism_shape() { return {"det", 3, 347, 201}; }
-  static std::vector<Shape> workspace_shapes() { return {{"ws", 2, 129, 67}}; }
+  // C = 67 (the element-wise paths) and 64 (aligned: the GPU's vector paths).
+  static std::vector<Shape> workspace_shapes() { return {{"ws", 2, 129, 67}, {"ws64", 2, 129, 64}}; }
   // B = 2, T = 3, C = 4 (M = 6): extents in messages tell which size they are.
   static Shape bad_input_shape() { return {"bad", 2, 3, 4}; }
   static Shape concurrency_shape(int i) {
@@ -120,7 +132,7 @@ struct LayernormBackwardContract {
     std::vector<ArgSpec> v(8);
     v[dinp] = {"dinp", true, {M, C}, {B, T, C}, output_dtype(p, Output::dinp)};
     v[dinp].role = "dinp";
-    v[dinp].alignment = Alignment::Element;
+    v[dinp].alignment = rows_aligned(s) ? Alignment::Allocation : Alignment::Element;
     v[dweight] = {"dweight", true, {C}, {C}, output_dtype(p, Output::dweight)};
     v[dweight].role = "dweight";
     v[dbias] = {"dbias", true, {C}, {C}, output_dtype(p, Output::dbias)};
@@ -131,7 +143,7 @@ struct LayernormBackwardContract {
     v[dout] = {"dout", false, {M, C}, {B, T, C}, in};
     v[dout].leader = true;
     v[inp] = {"inp", false, {M, C}, {B, T, C}, in};
-    v[inp].alignment = Alignment::Element;
+    v[inp].alignment = rows_aligned(s) ? Alignment::Allocation : Alignment::Element;
     v[weight] = {"weight", false, {C}, {C}, in};
     for (const Arg a : {dout, inp, weight}) v[a].group = v[a].role = "inputs";
     v[mean] = {"mean", false, {M}, {B, T}, llmk::DType::f32};

@@ -36,17 +36,24 @@ struct Blocked : ImplDefaults {
 
   template <class ExecSpace, class P>
   static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
-    using Args = typename Problem<ExecSpace, P>::Args;
     float* partials =
         call.workspace.template take<float>(std::size_t(workspace_floats<ExecSpace, P>(p.sizes())));
+    run_with(call.exec, p, partials);
+  }
+
+  // The kernels, given workspace_floats of partials ("warp_rows" falls
+  // back to them).
+  template <class ExecSpace, class P>
+  static void run_with(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float* partials) {
+    using Args = typename Problem<ExecSpace, P>::Args;
     using Tuning = kernels::LayernormTuning<ExecSpace>;
     if constexpr (Tuning::rows_in_registers) {
       const auto rows = kernels::layernorm_rows_plan<typename P::in, Tuning>(p.M, p.C);
       if (rows.warps_per_row > 0 && kernels::layernorm_rows_fit<Tuning>(p.args)) {
-        return kernels::run_layernorm_rows(call.exec, p.args, rows, partials);
+        return kernels::run_layernorm_rows(exec, p.args, rows, partials);
       }
     }
-    kernels::LayernormBlocked<ExecSpace, Args>(p.args, partials).run(call.exec);
+    kernels::LayernormBlocked<ExecSpace, Args>(p.args, partials).run(exec);
   }
 };
 

@@ -8,11 +8,14 @@
 #include <core/registry.hpp>
 #include <ops/layernorm_backward/blocked.hpp>
 #include <ops/layernorm_backward/naive.hpp>
+#include <ops/layernorm_backward/warp_rows.hpp>
 
 namespace llmk::op::layernorm_backward {
 
-// "blocked" reads dout and inp once and coalesced; "naive" is the baseline.
-using Implementations = core::ImplList<Blocked, Naive>;
+// "warp_rows" streams the rows through shared memory on Cuda (falling back
+// to "blocked" where it cannot); "blocked" reads dout and inp once and
+// coalesced; "naive" is the baseline.
+using Implementations = core::ImplList<WarpRows, Blocked, Naive>;
 
 struct Op {
   static constexpr const char* name = kOpName;
