@@ -122,6 +122,7 @@ struct SortArgs {
   int M, V;
   int bits;           // bit_width(V): the keys' bits
   bool mark_present;  // dwte overwritten: its absent rows are zeroed after
+  int* host_word;     // checked: the context's pinned word for the verdict (else null)
 };
 
 struct MaxOf {
@@ -142,20 +143,58 @@ struct BlockSorter {
   };
 };
 
+// Whether any of the M tokens is outside [0, V), for every thread of the
+// block: each thread's loads all in flight, then one barrier.
+template <int kThreads>
+__device__ inline bool any_bad_token(const int* tokens, const int M, const int V) {
+  constexpr int kLoads = 8;
+  bool bad = false;
+  for (int i0 = int(threadIdx.x); i0 < M; i0 += kLoads * kThreads) {
+    int t[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const int i = i0 + u * kThreads;
+      t[u] = i < M ? __ldg(tokens + i) : 0;
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) bad |= t[u] < 0 || t[u] >= V;
+  }
+  return __syncthreads_or(bad) != 0;
+}
+
+// The block's first bad position (−1: none), from each thread's, into
+// found[0] (read by the later launches) and the pinned host word (read by
+// the host once the event after this launch has passed).
+__device__ inline void write_verdict(const SortArgs& a, const int mine, int* found) {
+  __shared__ int first_bad;
+  if (threadIdx.x == 0) first_bad = a.M;
+  __syncthreads();
+  if (mine < a.M) atomicMin(&first_bad, mine);
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  const int verdict = first_bad < a.M ? first_bad : -1;
+  found[0] = verdict;
+  *a.host_word = verdict;
+  __threadfence_system();
+}
+
 // Block 0: the M positions sorted by token (the key: a token outside
 // [0, V) gets the largest key, 2^bits − 1 ≥ V, and sorts last, skipped),
 // stable, so within a token in increasing position order; then, over the
 // sorted slots, each token's first slot (a max scan of the first slots of
 // tokens), the runs' first slots (every kRun-th slot of a token) listed by
-// an exclusive sum, and each token's end. Blocks 1 to T: dwpe's rows,
-// which need no sort, on the SMs the sorting block leaves idle (H200,
-// GPT-2's shape: the sort alone 14-29 µs, ncu). The sort writes the
-// workspace alone, so it does not wait to read the check's verdict.
+// an exclusive sum, and each token's end. Checked, before it sorts, it
+// writes the first bad position (−1: none) where the later launches read
+// it (found[0]) and into the context's pinned host word. Blocks 1 to T:
+// dwpe's rows, which need no sort, on the SMs the sorting block leaves
+// idle (H200, GPT-2's shape: the sort alone 14-29 µs, ncu); checked, each
+// reads all the tokens first (from L2, while block 0 sorts) and writes
+// nothing if one is bad: none of them can wait for block 0's verdict.
 template <int kThreads, int kItems, class In, class DWte, class DWpe>
 __global__ void __launch_bounds__(kThreads)
     encoder_block_sort(const SortArgs a, const SumArgs<In, DWte, DWpe> rows) {
   if (blockIdx.x > 0) {
-    if (refused(rows)) return;
+    if (rows.checked && any_bad_token<kThreads>(a.tokens, a.M, a.V)) return;
     return dwpe_row<kThreads, (1024 + kThreads - 1) / kThreads>(rows, blockIdx.x - 1);
   }
   using Sorter = BlockSorter<kThreads, kItems>;
@@ -171,6 +210,7 @@ __global__ void __launch_bounds__(kThreads)
 
   unsigned key[kItems];
   int position[kItems];  // thread x holds positions x·kItems + u (blocked, as the sort wants)
+  int first_bad = a.M;   // this thread's
 #pragma unroll
   for (int u = 0; u < kItems; ++u) {
     const int i = x * kItems + u;
@@ -178,9 +218,15 @@ __global__ void __launch_bounds__(kThreads)
     key[u] = invalid;
     if (i < a.M) {
       const int t = a.tokens[i];
-      if (t >= 0 && t < a.V) key[u] = unsigned(t);  // else unchecked: no row of dwte
+      // A bad token gets no row of dwte: skipped (unchecked), or the
+      // verdict's first bad position (checked).
+      if (t >= 0 && t < a.V)
+        key[u] = unsigned(t);
+      else if (first_bad == a.M)
+        first_bad = i;
     }
   }
+  if (rows.checked) write_verdict(a, first_bad, w.found);
   typename Sorter::Sort(sh.tmp.sort).Sort(key, position, 0, a.bits);
   // Now blocked again: thread x holds slots x·kItems + u, in order.
   sh.first_key[x] = key[0];
@@ -292,40 +338,9 @@ __global__ void encoder_zero_absent(const SumArgs<In, DWte, DWpe> a, const index
     if (present[i / C] == 0) dwte[i] = from_float<DWte>(0.0f);
 }
 
-// Checked: one block finds the first position whose token is outside
-// [0, V) (−1: none) and writes it where the later launches read it
-// (found[0]) and into the context's pinned host word. A thread's 16
-// tokens are loaded before any is tested: the whole call waits for this
-// launch, and one round trip to memory is its time.
-constexpr int kCheckThreads = 1024, kCheckItems = 16;
-static_assert(kCheckThreads * kCheckItems >= kBlockSortMaxPositions);
-__global__ void __launch_bounds__(kCheckThreads)
-    encoder_check_tokens(const int* tokens, const int M, const int V, int* found, int* host_word) {
-  __shared__ int first_bad;
-  if (threadIdx.x == 0) first_bad = M;
-  int token[kCheckItems];
-#pragma unroll
-  for (int u = 0; u < kCheckItems; ++u) {
-    const int i = int(threadIdx.x) + u * kCheckThreads;
-    token[u] = i < M ? tokens[i] : 0;
-  }
-  int mine = M;
-#pragma unroll
-  for (int u = kCheckItems - 1; u >= 0; --u)  // this thread's first bad one last
-    if (token[u] < 0 || token[u] >= V) mine = int(threadIdx.x) + u * kCheckThreads;
-  __syncthreads();  // first_bad set
-  if (mine < M) atomicMin(&first_bad, mine);
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  const int verdict = first_bad < M ? first_bad : -1;
-  found[0] = verdict;
-  *host_word = verdict;
-  __threadfence_system();  // visible to the host once the event after this launch is
-}
-
-// The context's verdict of the tokens' check: a pinned word the check
-// kernel writes (mapped: no copy queued between the check and the sort)
-// and the event after the check, which the host waits on.
+// The context's verdict of the tokens' check: a pinned word the sort's
+// block writes (mapped: no copy queued after the sort) and the event after
+// the sort's launch, which the host waits on.
 class TokenVerdict {
  public:
   explicit TokenVerdict(const Kokkos::Cuda& exec) {
@@ -349,13 +364,14 @@ class TokenVerdict {
   TokenVerdict(const TokenVerdict&) = delete;
   TokenVerdict& operator=(const TokenVerdict&) = delete;
 
-  void check(const SortSpace& w, const int* tokens, const int M, const int V, cudaStream_t stream) {
-    encoder_check_tokens<<<1, kCheckThreads, 0, stream>>>(tokens, M, V, w.found, device_);
-    backends::check_cuda(cudaGetLastError(), "encoder block_sort: check launch");
+  // The word the sort's block writes.
+  int* device_word() const { return device_; }
+  // After the sort's launch.
+  void record(cudaStream_t stream) {
     backends::check_cuda(cudaEventRecord(checked_, stream),
-                         "encoder block_sort: cudaEventRecord (after the check)");
+                         "encoder block_sort: cudaEventRecord (after the sort)");
   }
-  // The first bad position or −1, once the check has run.
+  // The first bad position or −1, once the sort's launch has run.
   index_t wait() const {
     backends::check_cuda(cudaEventSynchronize(checked_),
                          "encoder block_sort: waiting for the tokens' check");
@@ -390,14 +406,15 @@ index_t block_sort_run(detail::ContextState<ExecSpace>& ctx, const ExecSpace& ex
   const cudaStream_t stream = exec.cuda_stream();
   const auto s = sum_args(a, ints, partials, check);
   TokenVerdict* const verdict = check ? &ctx.template resource<TokenVerdict>() : nullptr;
-  if (verdict) verdict->check(s.w, a.tokens.data(), int(M), int(V), stream);
 
-  SortArgs sort{a.tokens.data(), int(M), int(V), 0, a.overwrite_dwte};
+  SortArgs sort{a.tokens.data(), int(M), int(V), 0, a.overwrite_dwte,
+                verdict ? verdict->device_word() : nullptr};
   while (sort.bits < 31 && (index_t(1) << sort.bits) <= V) ++sort.bits;  // 2^bits − 1 ≥ V
   if (M <= BlockSorter<512, 16>::capacity)
     launch_sort<512, 16>(sort, s, stream);
   else
     launch_sort<1024, 16>(sort, s, stream);
+  if (verdict) verdict->record(stream);
 
   // The runs' count stays on the device: at most ⌈M/R⌉ + min(M, V) runs
   // (Σ ⌈n/R⌉ ≤ Σ (n/R + 1)), taken by the blocks that fit the GPU at once,

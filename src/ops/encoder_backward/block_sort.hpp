@@ -10,13 +10,17 @@
 // finish adds its runs' sums in order (an integer counter a token, so the
 // order of the blocks cannot show). Two launches (three with dwte
 // overwritten: its absent rows zeroed) where "sorted" has nine.
-// Checked tokens (the default): one more launch ahead checks them, and
-// every block after it that writes an output reads its verdict on the
-// device (a bad token: it writes nothing), so the host waits for that
-// check alone while the sort and the sums run. It had waited for the
-// sort's verdict before it could launch the sums and dwpe's rows: 0.106 ms
-// a call in fp32 (H200, call H2 of 2026-12-03), now 0.071 (call K3 of the
-// fifth session; the check 3 µs of device time).
+// Checked tokens (the default): the sorting block, which loads every token
+// anyway, writes the first bad position before it sorts; dwpe's blocks
+// beside it each read all the tokens (from L2, while the one block sorts)
+// and write nothing if one is bad; the launches after the sort read the
+// sort's verdict on the device. The host waits for the sort's launch (an
+// event after it) while the sums run: a bad token is refused with every
+// output unwritten. History (fp32, H200): the host waited for the sort's
+// verdict before launching the sums and dwpe's rows, 0.106 ms a call (call
+// H2 of 2026-12-03); then a check launch ahead of the sort whose verdict
+// every later block read, 0.071 (call K3, the check 3 µs of device time);
+// now the check costs no launch of its own.
 // Why: on the H200 at GPT-2's B 8, T 1024 the encoder was ~0.11-0.12 ms
 // against 0.03-0.04 for llm.c's atomics, most of it the sort's passes and
 // the index chains before the first load of dout (ncu, docs/performance.md).
@@ -41,9 +45,10 @@ inline constexpr index_t kBlockSortMaxPositions = 16384;
 inline std::size_t block_sort_ints(index_t V, index_t M) { return std::size_t(V + 7 * M + 2); }
 
 // Enqueues the sort (writing `ints` alone) with dwpe's rows beside it, then
-// the runs' sums. With `check`, a first launch checks the tokens and every
-// block after it that writes an output reads the verdict on the device
-// first (a bad token: it writes nothing); the host waits for that first launch alone (an
+// the runs' sums. With `check`, the sort's block writes the tokens'
+// verdict, dwpe's blocks check the tokens themselves, and every later
+// block that writes an output reads the verdict on the device first (a bad
+// token: nothing is written); the host waits for the sort's launch (an
 // event after it), not for the sums. Returns the first position whose token
 // is outside [0, V), or −1 (every token in range, or unchecked).
 template <class ExecSpace, class Args>
