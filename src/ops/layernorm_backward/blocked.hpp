@@ -13,7 +13,25 @@
 
 namespace llmk::op::layernorm_backward {
 
-struct Blocked : ImplDefaults {
+// An implementation whose kernels take one workspace of partial rows:
+// Derived declares workspace_floats<ExecSpace, P>(sizes) and
+// run_with(exec, problem, partials); the workspace query and run() follow.
+template <class Derived>
+struct WithPartialRows : ImplDefaults {
+  template <class ExecSpace, class P>
+  static void workspace(core::WorkspaceSize& size, const Sizes& s) {
+    size.add<float>(std::size_t(Derived::template workspace_floats<ExecSpace, P>(s)));
+  }
+
+  template <class ExecSpace, class P>
+  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
+    float* partials = call.workspace.template take<float>(
+        std::size_t(Derived::template workspace_floats<ExecSpace, P>(p.sizes())));
+    Derived::run_with(call.exec, p, partials);
+  }
+};
+
+struct Blocked : WithPartialRows<Blocked> {
   static constexpr std::string_view name = "blocked";
   // A team per block: Kokkos 3 counts the league in int, but the plans have
   // at most LayernormTuning::max_blocks teams; the partial sums' workspace
@@ -27,18 +45,6 @@ struct Blocked : ImplDefaults {
   static index_t workspace_floats(const Sizes& s) {
     return std::max(kernels::layernorm_blocked_workspace<ExecSpace>(s.M, s.C, s.bias),
                     kernels::layernorm_rows_workspace<ExecSpace, typename P::in>(s.M, s.C, s.bias));
-  }
-
-  template <class ExecSpace, class P>
-  static void workspace(core::WorkspaceSize& size, const Sizes& s) {
-    size.add<float>(std::size_t(workspace_floats<ExecSpace, P>(s)));
-  }
-
-  template <class ExecSpace, class P>
-  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
-    float* partials =
-        call.workspace.template take<float>(std::size_t(workspace_floats<ExecSpace, P>(p.sizes())));
-    run_with(call.exec, p, partials);
   }
 
   // The kernels, given workspace_floats of partials ("warp_rows" falls

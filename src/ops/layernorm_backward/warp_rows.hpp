@@ -59,7 +59,7 @@ inline index_t warp_rows_workspace(const Sizes& s) {
 template <class ExecSpace, class Args>
 bool warp_rows_run(const ExecSpace& exec, const Args& a, float* partials);
 
-struct WarpRows : ImplDefaults {
+struct WarpRows : WithPartialRows<WarpRows> {
   static constexpr std::string_view name = "warp_rows";
   static constexpr bool compiled = LLMK_HAVE_CUDA;
   template <class ExecSpace>
@@ -75,15 +75,8 @@ struct WarpRows : ImplDefaults {
   }
 
   template <class ExecSpace, class P>
-  static void workspace(core::WorkspaceSize& size, const Sizes& s) {
-    size.add<float>(std::size_t(workspace_floats<ExecSpace, P>(s)));
-  }
-
-  template <class ExecSpace, class P>
-  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
-    float* partials =
-        call.workspace.template take<float>(std::size_t(workspace_floats<ExecSpace, P>(p.sizes())));
-    if (!warp_rows_run(call.exec, p.args, partials)) Blocked::run_with(call.exec, p, partials);
+  static void run_with(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float* partials) {
+    if (!warp_rows_run(exec, p.args, partials)) Blocked::run_with(exec, p, partials);
   }
 };
 
