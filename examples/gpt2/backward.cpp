@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 namespace gpt2 {
 
@@ -38,16 +39,18 @@ const char* attention_precision() {
 
 // Every parameter gradient is written once per backward: overwritten, so that
 // repeated runs (and the timing) need no zeroing. dinp: llm.c's (overwritten).
-llmk::MatmulBackwardOptions matmul_options() {
+llmk::MatmulBackwardOptions matmul_options(const Impls& impls) {
   llmk::MatmulBackwardOptions o;
+  o.impl = impls.matmul;
   o.dinp_update = o.dweight_update = o.dbias_update = llmk::Update::overwrite;
   return o;
 }
 // dinp is the residual stream's gradient: += adds the branch's gradient to
 // what flows through the residual connection (llm.c's layernorm_backward),
 // except for the final layer norm, which starts it (=).
-llmk::LayernormBackwardOptions layernorm_options(llmk::Update dinp) {
+llmk::LayernormBackwardOptions layernorm_options(llmk::Update dinp, const Impls& impls) {
   llmk::LayernormBackwardOptions o;
+  o.impl = impls.layernorm;
   o.dweight_update = o.dbias_update = llmk::Update::overwrite;
   o.dinp_update = dinp;
   return o;
@@ -59,9 +62,10 @@ void allocate(View& b, const std::string& name, index_t n) {
 }
 
 template <class ExecSpace>
-std::size_t workspace_bytes(const Config& c, bool materialized, const char* mp, const char* ap) {
+std::size_t workspace_bytes(const Config& c, bool materialized, const Impls& impls,
+                            const char* mp, const char* ap) {
   const index_t M = c.B * c.T, C = c.C;
-  const auto mm = matmul_options();
+  const auto mm = matmul_options(impls);
   std::size_t bytes = std::max({
       llmk::matmul_backward_workspace_bytes<ExecSpace>(M, C, c.Vp, false, mm, mp),
       llmk::matmul_backward_workspace_bytes<ExecSpace>(M, 4 * C, C, true, mm, mp, true),
@@ -69,14 +73,16 @@ std::size_t workspace_bytes(const Config& c, bool materialized, const char* mp, 
       llmk::matmul_backward_workspace_bytes<ExecSpace>(M, C, C, true, mm, mp),
       llmk::matmul_backward_workspace_bytes<ExecSpace>(M, C, 3 * C, true, mm, mp),
       llmk::layernorm_backward_workspace_bytes<ExecSpace>(
-          M, C, true, layernorm_options(llmk::Update::accumulate), mp),
+          M, C, true, layernorm_options(llmk::Update::accumulate, impls), mp),
       llmk::layernorm_backward_workspace_bytes<ExecSpace>(
-          M, C, true, layernorm_options(llmk::Update::overwrite), mp)});
+          M, C, true, layernorm_options(llmk::Update::overwrite, impls), mp)});
   llmk::EncoderBackwardOptions eo;
+  eo.impl = impls.encoder;
   eo.dwpe_update = llmk::Update::overwrite;
   bytes = std::max(bytes,
                    llmk::encoder_backward_workspace_bytes<ExecSpace>(c.B, c.T, C, c.V, eo, mp));
-  const llmk::AttentionBackwardOptions ao;
+  llmk::AttentionBackwardOptions ao;
+  ao.impl = impls.attention;
   bytes = std::max(bytes, materialized ? llmk::attention_backward_workspace_bytes<ExecSpace>(
                                              c.B, c.T, C, c.NH, ao, ap)
                                        : llmk::attention_backward_recompute_workspace_bytes<
@@ -106,8 +112,12 @@ std::vector<double> download(const View& src) {
 
 template <class ExecSpace, class T>
 Gpt2Backward<ExecSpace, T>::Gpt2Backward(const ExecSpace& exec, const Config& cfg,
-                                         bool materialized)
-    : exec_(exec), cfg_(cfg), materialized_(materialized), loss_positions_(cfg.B * cfg.T),
+                                         bool materialized, Impls impls)
+    : exec_(exec),
+      cfg_(cfg),
+      materialized_(materialized),
+      impls_(std::move(impls)),
+      loss_positions_(cfg.B * cfg.T),
       ctx_(exec) {
   validate(cfg);
   const char* mp = matmul_precision<T>();
@@ -135,7 +145,7 @@ Gpt2Backward<ExecSpace, T>::Gpt2Backward(const ExecSpace& exec, const Config& cf
   allocate(dl_bt4c_, "dl_bt4c", BT * 4 * C);
   // llmk's workspace: the largest any of the calls needs, allocated once and
   // handed to the context, so that run() allocates nothing.
-  const std::size_t bytes = workspace_bytes<ExecSpace>(cfg, materialized, mp, ap);
+  const std::size_t bytes = workspace_bytes<ExecSpace>(cfg, materialized, impls_, mp, ap);
   if (bytes > 0) {
     allocate(workspace_, "llmk_workspace", index_t(bytes));
     ctx_.use_workspace(workspace_.data(), bytes);
@@ -164,10 +174,11 @@ void Gpt2Backward<ExecSpace, T>::reset() {
 template <class ExecSpace, class T>
 void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
   const index_t L = cfg_.L, B = cfg_.B, T_ = cfg_.T, C = cfg_.C, NH = cfg_.NH, BT = B * T_;
-  const auto mm = matmul_options();
-  const auto ln_start = layernorm_options(llmk::Update::overwrite);
-  const auto ln_add = layernorm_options(llmk::Update::accumulate);
+  const auto mm = matmul_options(impls_);
+  const auto ln_start = layernorm_options(llmk::Update::overwrite, impls_);
+  const auto ln_add = layernorm_options(llmk::Update::accumulate, impls_);
   llmk::AttentionBackwardOptions att_options;  // dqkv overwritten (llmk's default)
+  att_options.impl = impls_.attention;
   auto& p = params_;
   auto& g = grads_;
   auto& a = acts_;
@@ -182,6 +193,7 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
   // loaded: the call's own check (a wait for the device) is not needed.
   llmk::ClassifierBackwardOptions classifier_options;
   classifier_options.check_targets = false;
+  classifier_options.impl = impls_.classifier;
   llmk::classifier_backward(ctx_, a.logits.data(), losses_.data(), a.logits.data(),
                             targets_.data(), 1.0f / float(loss_positions_), B, T_, cfg_.V, cfg_.Vp,
                             classifier_options);
@@ -250,6 +262,7 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
   llmk::EncoderBackwardOptions encoder_options;
   encoder_options.dwpe_update = llmk::Update::overwrite;
   encoder_options.check_tokens = false;
+  encoder_options.impl = impls_.encoder;
   llmk::encoder_backward(ctx_, g.wte.data(), g.wpe.data(), dresidual_.data(), tokens_.data(), B,
                          T_, C, cfg_.V, encoder_options);
   lap(clock, Step::encoder);

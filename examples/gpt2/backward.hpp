@@ -51,7 +51,7 @@ struct StepClock {
 template <class ExecSpace, class T>
 class Gpt2Backward {
  public:
-  Gpt2Backward(const ExecSpace& exec, const Config& cfg, bool materialized);
+  Gpt2Backward(const ExecSpace& exec, const Config& cfg, bool materialized, Impls impls = {});
 
   // Copies the inputs to the device (converted to T), checked first.
   void load(const HostInputs& in);
@@ -89,6 +89,7 @@ class Gpt2Backward {
   ExecSpace exec_;
   Config cfg_;
   bool materialized_;
+  Impls impls_;
   index_t loss_positions_;
   llmk::GradientReducer<ExecSpace>* reducer_ = nullptr;
   bool overlap_ = true;

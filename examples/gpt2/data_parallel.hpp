@@ -28,6 +28,7 @@ struct DataParallelRun {
   bool materialized = false;
   double tolerance = 0;
   int repeats = 0;
+  Impls impls;
 };
 
 // The example on MPI_COMM_WORLD's ranks (data_parallel_run.cpp, built where

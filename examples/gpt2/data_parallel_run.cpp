@@ -104,7 +104,7 @@ int run_data_parallel(const HostInputs& global, const Doubles& want,
 #else
   const llmk::Communicator<Exec> comm = llmk::mpi_communicator<Exec>(MPI_COMM_WORLD);
 #endif
-  Gpt2Backward<Exec, T> backward(exec, c, how.materialized);
+  Gpt2Backward<Exec, T> backward(exec, c, how.materialized, how.impls);
   backward.set_loss_positions(g.B * g.T);
   backward.load(local);
   int status = 0;
@@ -128,7 +128,7 @@ int run_data_parallel(const HostInputs& global, const Doubles& want,
     // llmk's own single-process run of the whole batch, beside it.
     double worst = 0;
     {
-      Gpt2Backward<Exec, T> whole(exec, g, how.materialized);
+      Gpt2Backward<Exec, T> whole(exec, g, how.materialized, how.impls);
       whole.load(global);
       whole.reset();
       whole.run();

@@ -45,6 +45,7 @@ struct Args {
   bool cfg_given[7] = {};
   std::string precision = "fp32";
   std::string attention = "recompute";
+  gpt2::Impls impls;
   std::string input;
   bool selfcheck = false;
   bool data_parallel = false;
@@ -58,7 +59,9 @@ const char* const kUsage =
     "usage: llmk-gpt2-backward (--tiny-selfcheck | --input FILE) [--L n] [--C n] [--NH n]\n"
     "       [--V n] [--Vp n] [--B n] [--T n] [--precision fp32|bf16]\n"
     "       [--attention materialized|recompute] [--seed n] [--repeats n] [--tolerance x]\n"
-    "       [--l2-flush-mb n] [--data-parallel (under mpirun)]\n";
+    "       [--l2-flush-mb n] [--impl OP=NAME ...] [--data-parallel (under mpirun)]\n"
+    "  --impl: an operation's implementation (default auto), OP one of matmul_backward,\n"
+    "          layernorm_backward, attention_backward, classifier_backward, encoder_backward\n";
 
 Args parse(int argc, char** argv) {
   Args a;
@@ -115,6 +118,22 @@ Args parse(int argc, char** argv) {
                                     " or, for CUDA, no NCCL (LLMK_ENABLE_NCCL)");
       }
       a.data_parallel = true;
+    } else if (arg == "--impl") {
+      const std::string v = value();
+      const std::size_t eq = v.find('=');
+      std::string* slot = nullptr;
+      const std::string op = v.substr(0, eq);
+      if (op == "matmul_backward") slot = &a.impls.matmul;
+      if (op == "layernorm_backward") slot = &a.impls.layernorm;
+      if (op == "attention_backward") slot = &a.impls.attention;
+      if (op == "classifier_backward") slot = &a.impls.classifier;
+      if (op == "encoder_backward") slot = &a.impls.encoder;
+      if (eq == std::string::npos || eq + 1 == v.size() || !slot) {
+        throw std::invalid_argument("--impl: expected OP=NAME with OP one of matmul_backward, "
+                                    "layernorm_backward, attention_backward, classifier_backward, "
+                                    "encoder_backward; got '" + v + "'");
+      }
+      *slot = v.substr(eq + 1);
     } else if (arg == "--l2-flush-mb") {
       a.l2_flush_mb = double(number());
     } else if (arg == "--help" || arg == "-h") {
@@ -173,14 +192,18 @@ int run(const Args& args) {
               Exec::name(), (long long)c.L, (long long)c.C, (long long)c.NH, (long long)c.V,
               (long long)c.Vp, (long long)c.B, (long long)c.T, args.precision.c_str(),
               args.attention.c_str());
+  const gpt2::Impls& im = args.impls;
+  std::printf("implementations: matmul %s, layernorm %s, attention %s, classifier %s, encoder %s\n",
+              im.matmul.c_str(), im.layernorm.c_str(), im.attention.c_str(),
+              im.classifier.c_str(), im.encoder.c_str());
 
   const double tolerance = args.tolerance > 0 ? args.tolerance : default_tolerance(args);
   const int repeats = args.repeats >= 0 ? args.repeats : (args.selfcheck ? 3 : 20);
   if (args.data_parallel) {
     return gpt2::run_data_parallel<T>(inputs, want, want_losses,
-                                      gpt2::DataParallelRun{materialized, tolerance, repeats});
+                                      gpt2::DataParallelRun{materialized, tolerance, repeats, args.impls});
   }
-  gpt2::Gpt2Backward<Exec, T> backward(exec, c, materialized);
+  gpt2::Gpt2Backward<Exec, T> backward(exec, c, materialized, args.impls);
   backward.load(inputs);
   inputs = gpt2::HostInputs{};  // the host copies are no longer needed
   backward.reset();

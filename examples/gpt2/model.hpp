@@ -25,6 +25,14 @@ struct Config {
 // Throws std::invalid_argument naming the first bad field.
 void validate(const Config& cfg);
 
+// The implementation each operation's calls ask for (llmk's options.impl:
+// a name of its *_impls(), or "auto"; attention's is that of the variant
+// the run calls); main.cpp's --impl OP=NAME.
+struct Impls {
+  std::string matmul = "auto", layernorm = "auto", attention = "auto", classifier = "auto",
+              encoder = "auto";
+};
+
 struct TensorSpec {
   std::string name;
   std::vector<index_t> shape;
