@@ -7,10 +7,11 @@
 
 #include <backends/cuda/cuda_checks.hpp>
 #include <backends/cuda/ptx.hpp>
-#include <kernels/layernorm_backward.hpp>
 #include <kernels/pack.hpp>
+#include <kernels/update.hpp>
 #include <llmk/bf16.hpp>
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -32,7 +33,8 @@ constexpr int kWarps = int(kWarpRowsWarps), kThreads = 32 * kWarps;
 // 227 KiB on Hopper, so bf16 rows of C = 768 take 4 stages, fp32 ones 3).
 constexpr int kMaxStages = 4;
 
-template <class T>
+// T: the inputs' and dinp's type; TG: dweight's and dbias'.
+template <class T, class TG>
 struct RowArgs {
   const T* dout;
   const T* inp;
@@ -40,12 +42,14 @@ struct RowArgs {
   const T* weight;
   const float* mean;
   const float* rstd;
+  TG* dweight;
+  TG* dbias;        // null without a bias
   float* partials;  // a block's partial row: C of dweight, then C of dbias (with a bias)
   index_t M;
   int C;
   int chunks;  // 16-byte chunks a row: C / V
   int stages;  // rows a warp holds in shared memory
-  bool accumulate, bias;
+  bool accumulate, overwrite_dweight, overwrite_dbias;
 };
 
 template <class T>
@@ -59,9 +63,58 @@ std::size_t shared_bytes(const int chunks, const int stages, const bool accumula
   return kWarps * stages * stage + std::size_t(chunks) * 16 + kWarps * stages * 2 * sizeof(float);
 }
 
+// After a grid-wide barrier, every block's partial row written: dweight and
+// dbias (n = C or 2C columns of the partial rows) from the blocks' rows,
+// kColumnThreads threads a column (consecutive lanes), thread j adding the
+// rows of blocks j, j + kColumnThreads, ... in block order, then a fixed
+// butterfly over the column's threads; one rounding into each output.
+// (In a second launch, "blocked"'s LayernormPartialsReduce, the call took
+// 0.027 ms at C = 768 bf16 and 0.038 in fp32 on the H200, device time;
+// here 0.026 and 0.035: calls L1 and L5 of 2026-12-04. ncu had put the
+// first kernel at 20 µs of the 27; the grid barrier costs most of the
+// difference back.)
+constexpr int kColumnThreads = 16;
+
+template <class T, class TG>
+__device__ void add_partial_rows(const RowArgs<T, TG>& a, const int n) {
+  constexpr int kLoads = 8;  // a thread's loads in flight
+  const int blocks = int(gridDim.x), j = int(threadIdx.x) % kColumnThreads;
+  const index_t groups = index_t(gridDim.x) * (kThreads / kColumnThreads);
+  const index_t group = (index_t(blockIdx.x) * kThreads + threadIdx.x) / kColumnThreads;
+  const index_t first_of_warp = group - (int(threadIdx.x) % 32) / kColumnThreads;
+  // The loop is the warp's (its shuffles need every lane), the column each
+  // group's.
+  for (index_t c0 = first_of_warp; c0 < n; c0 += groups) {
+    const index_t c = c0 + (group - first_of_warp);
+    float sum = 0;
+    if (c < n) {
+      for (int b0 = j; b0 < blocks; b0 += kLoads * kColumnThreads) {
+        float v[kLoads];
+#pragma unroll
+        for (int u = 0; u < kLoads; ++u) {
+          const int b = b0 + u * kColumnThreads;
+          v[u] = b < blocks ? __ldcg(a.partials + index_t(b) * n + c) : 0.0f;  // L2: other SMs'
+        }
+#pragma unroll
+        for (int u = 0; u < kLoads; ++u) sum += v[u];
+      }
+    }
+#pragma unroll
+    for (int offset = kColumnThreads / 2; offset > 0; offset /= 2)
+      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (c >= n || j != 0) continue;
+    if (c < a.C)
+      kernels::update(a.dweight[c], sum, a.overwrite_dweight);
+    else
+      kernels::update(a.dbias[c - a.C], sum, a.overwrite_dbias);
+  }
+}
+
 // NCH: a lane's chunks of a row, at most (lane l has chunks l + 32·i).
-template <class T, int NCH>
-__global__ void __launch_bounds__(kThreads, 1) layernorm_warp_rows(const RowArgs<T> a) {
+// Launched cooperatively: one block an SM, all resident at once, for the
+// grid-wide barrier before the partial rows are added.
+template <class T, class TG, int NCH>
+__global__ void __launch_bounds__(kThreads, 1) layernorm_warp_rows(const RowArgs<T, TG> a) {
   constexpr int V = Chunk<T>::size;
   extern __shared__ __align__(16) unsigned char raw[];
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
@@ -166,12 +219,12 @@ __global__ void __launch_bounds__(kThreads, 1) layernorm_warp_rows(const RowArgs
 #pragma unroll
     for (int u = 0; u < V; ++u) {
       own[q * V + u] = dw[i][u];
-      if (a.bias) own[a.C + q * V + u] = db[i][u];
+      if (a.dbias) own[a.C + q * V + u] = db[i][u];
     }
   }
   __syncthreads();
   const int warp_floats = a.stages * stage_chunks * int(sizeof(Chunk<T>) / sizeof(float));
-  const int n = a.C * (a.bias ? 2 : 1);
+  const int n = a.C * (a.dbias ? 2 : 1);
   float* const partial = a.partials + index_t(blockIdx.x) * n;
   const float* const sums = reinterpret_cast<const float*>(all_stages);
   for (int c = int(threadIdx.x); c < n; c += kThreads) {
@@ -180,21 +233,33 @@ __global__ void __launch_bounds__(kThreads, 1) layernorm_warp_rows(const RowArgs
     for (int w = 0; w < kWarps; ++w) total += sums[w * warp_floats + c];
     partial[c] = total;
   }
+  cooperative_groups::this_grid().sync();
+  add_partial_rows(a, n);
 }
 
-// The kernel whose NCH is the row's chunks a lane (one instantiation each).
-template <class T, int NCH = 1>
-void launch(const RowArgs<T>& a, const unsigned blocks, cudaStream_t stream) {
+// The kernel whose NCH is the row's chunks a lane (one instantiation each),
+// launched cooperatively with `blocks` blocks (at most one an SM), or false
+// where the device cannot hold them all at once (nothing launched).
+template <class T, class TG, int NCH = 1>
+bool launch(RowArgs<T, TG> a, const unsigned blocks, const int sms, cudaStream_t stream) {
   if constexpr (NCH < kWarpRowsMaxChunks) {
-    if ((a.chunks + 31) / 32 > NCH) return launch<T, NCH + 1>(a, blocks, stream);
+    if ((a.chunks + 31) / 32 > NCH) return launch<T, TG, NCH + 1>(a, blocks, sms, stream);
   }
-  const auto kernel = layernorm_warp_rows<T, NCH>;
+  const auto kernel = layernorm_warp_rows<T, TG, NCH>;
   const std::size_t bytes = shared_bytes(a.chunks, a.stages, a.accumulate);
   backends::check_cuda(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
       "layernorm_backward warp_rows: cudaFuncSetAttribute (its shared memory)");
-  kernel<<<blocks, kThreads, bytes, stream>>>(a);
-  backends::check_cuda(cudaGetLastError(), "layernorm_backward warp_rows: launch");
+  int resident = 0;
+  backends::check_cuda(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, bytes),
+      "layernorm_backward warp_rows: cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (index_t(resident) * sms < index_t(blocks)) return false;
+  void* args[] = {&a};
+  backends::check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel),
+                                                   dim3(blocks), dim3(kThreads), args, bytes, stream),
+                       "layernorm_backward warp_rows: cudaLaunchCooperativeKernel");
+  return true;
 }
 
 bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
@@ -204,8 +269,11 @@ bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 ==
 template <class ExecSpace, class Args>
 bool warp_rows_run(const ExecSpace& exec, const Args& a, float* partials) {
   using T = std::remove_const_t<typename decltype(Args::inp)::value_type>;
+  using TG = typename decltype(Args::dweight)::value_type;
   static_assert(std::is_same_v<typename decltype(Args::dinp)::value_type, T>,
                 "dinp's chunks are the inputs' chunks");
+  static_assert(std::is_same_v<typename decltype(Args::dbias)::value_type, TG>,
+                "dweight and dbias of one type");
   constexpr int V = Chunk<T>::size;
   const index_t M = index_t(a.dout.extent(0)), C = index_t(a.dout.extent(1));
   if (M == 0 || C == 0 || C % V != 0 || (C / V + 31) / 32 > kWarpRowsMaxChunks) return false;
@@ -216,20 +284,31 @@ bool warp_rows_run(const ExecSpace& exec, const Args& a, float* partials) {
   if (!aligned(a.dout.data()) || !aligned(a.inp.data()) || !aligned(a.dinp.data()) ||
       !aligned(a.weight.data()))
     return false;
-  RowArgs<T> r{a.dout.data(), a.inp.data(), a.dinp.data(),  a.weight.data(),
-               a.mean.data(), a.rstd.data(), partials,      M,
-               int(C),        int(C / V),    kMaxStages,    !a.overwrite_dinp,
-               a.dbias.extent(0) != 0};
+  RowArgs<T, TG> r{a.dout.data(),
+                   a.inp.data(),
+                   a.dinp.data(),
+                   a.weight.data(),
+                   a.mean.data(),
+                   a.rstd.data(),
+                   a.dweight.data(),
+                   a.dbias.extent(0) != 0 ? a.dbias.data() : nullptr,
+                   partials,
+                   M,
+                   int(C),
+                   int(C / V),
+                   kMaxStages,
+                   !a.overwrite_dinp,
+                   a.overwrite_dweight,
+                   a.overwrite_dbias};
   const cudaDeviceProp& device = exec.cuda_device_prop();
+  if (!device.cooperativeLaunch) return false;
   while (r.stages >= 2 && shared_bytes(r.chunks, r.stages, r.accumulate) > device.sharedMemPerBlockOptin)
     --r.stages;
   if (r.stages < 2) return false;
-  const index_t sms = index_t(device.multiProcessorCount);
+  const int sms = device.multiProcessorCount;
   const index_t blocks =
-      std::min({sms, kWarpRowsMaxBlocks, (M + kWarpRowsWarps - 1) / kWarpRowsWarps});
-  launch(r, unsigned(blocks), exec.cuda_stream());
-  kernels::LayernormPartialsReduce<ExecSpace, Args>(a, partials, blocks).run(exec);
-  return true;
+      std::min({index_t(sms), kWarpRowsMaxBlocks, (M + kWarpRowsWarps - 1) / kWarpRowsWarps});
+  return launch(r, unsigned(blocks), sms, exec.cuda_stream());
 }
 
 #define LLMK_LAYERNORM_WARP_ROWS(P)                                     \

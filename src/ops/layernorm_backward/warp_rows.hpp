@@ -8,20 +8,22 @@
 // them. The row's two sums by the warp's shuffles (no barrier), dinp
 // stored, and the lane's columns of dweight and dbias summed in registers
 // over all its rows; at the end the block adds its warps' sums in warp
-// order and writes one partial row, and kernels::LayernormPartialsReduce
-// adds the blocks' rows in block order. Deterministic: the order is fixed
-// by M, C and the grid (the device's SM count), so the bits are the same
-// from run to run on a device (not across devices with other SM counts).
+// order and writes one partial row, and after a grid-wide barrier (the
+// launch is cooperative: every block resident at once) the grid adds the
+// blocks' rows in block order into dweight and dbias. Deterministic: the
+// order is fixed by M, C and the grid (the device's SM count), so the bits
+// are the same from run to run on a device (not across devices with other
+// SM counts).
 // Why: "blocked"'s rows kernel (kernels/layernorm_rows.hpp) holds a row in
 // registers, so registers decide the warps an SM holds, and each group of
 // warps waits on its step's loads, then reduces, then stores, with no
 // loads in flight meanwhile. H200, B 8, T 1024, dinp accumulated, device
-// time, both in one run (call L1 of 2026-12-04): C = 768 bf16 0.027 ms
-// (68 % of a copy of its bytes) against "blocked"'s 0.038 (49 %), fp32
-// 0.038 (83 %) against 0.048; C = 1600 bf16 0.042 (77 %) against 0.058.
-// GPT-2 124M's backward, bf16: 10.96 ms against 11.17 with "blocked"'s
-// (call L2). What is left to a copy: the partial rows' second launch and
-// the first rows' latency (each warp has ~8 rows at that shape).
+// time, both in one run (call L5 of 2026-12-04): C = 768 bf16 0.026 ms
+// (71 % of a copy of its bytes) against "blocked"'s 0.038 (48 %), fp32
+// 0.035 (87 %) against 0.049; C = 1600 bf16 0.042 (74 %) against 0.058.
+// GPT-2 124M's backward, bf16: 10.95 ms against 11.18 with "blocked"'s
+// (same call). What is left to a copy in bf16: the first rows' latency
+// (each warp has ~8 rows at that shape) and the grid barrier.
 // Defined in backends/cuda/layernorm_warp_rows.cpp (CUDA builds only).
 //
 // What it runs: C a multiple of a 16-byte chunk (8 bf16 or 4 floats) whose
