@@ -30,8 +30,9 @@
 // rows a lane holds in at most kWarpRowsMaxChunks chunks (bf16: C ≤ 2048,
 // fp32: C ≤ 1024), every row array and the weight aligned to 16 bytes, and
 // at least two stages of 8 rows fitting the shared memory (fp32 C = 1600
-// does not). Anything else runs "blocked"'s kernels (the same results
-// within tolerance, its speed).
+// does not), and a device that launches the grid cooperatively (every
+// block resident at once). Anything else runs "blocked"'s kernels (the
+// same results within tolerance, its speed).
 #pragma once
 
 #include <llmk/compat.hpp>
