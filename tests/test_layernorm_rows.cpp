@@ -8,11 +8,13 @@
 // tuning and one whose lanes hold a single pack, which makes rows of 256 to
 // 2048 elements span 2, 4 and 8 warps. Each case asserts the warps per row
 // it expects, so a plan that silently falls back cannot pass for the kernel.
+// Then Cuda's "warp_rows" kernel (backends/cuda/layernorm_warp_rows.cpp),
+// each case asserting that it ran rather than fell back.
 #include <gtest/gtest.h>
 #include <kernels/layernorm_rows.hpp>
 #include <ops/layernorm_backward/reference/compare.hpp>
-#include <ops/layernorm_backward/warp_rows.hpp>
 #include <ops/layernorm_backward/reference/reference.hpp>
+#include <ops/layernorm_backward/warp_rows.hpp>
 
 #include <cmath>
 #include <cstring>
