@@ -1,5 +1,5 @@
 # FindOpenBLASCblas: OpenBLAS with its CBLAS header cblas.h (Debian:
-# libopenblas-dev). pkg-config knows where the header of the selected variant
+# libopenblas-openmp-dev). pkg-config knows where the header of the selected variant
 # (pthread/openmp/serial) lives; without pkg-config, FindBLAS with
 # BLA_VENDOR=OpenBLAS and a search for cblas.h.
 #
@@ -10,13 +10,21 @@ if(TARGET OpenBLASCblas::OpenBLASCblas)
   return()
 endif()
 
+# Debian's OpenMP build of OpenBLAS first (libopenblas-openmp-dev): its
+# threads are the OpenMP runtime's that Kokkos uses (docs/cpu.md). The
+# pkg-config file of the variant update-alternatives picks (pthreads by
+# default) would otherwise win.
+set(_llmk_openblas_openmp_pc /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp/pkgconfig)
+if(CMAKE_LIBRARY_ARCHITECTURE AND EXISTS ${_llmk_openblas_openmp_pc})
+  set(ENV{PKG_CONFIG_PATH} "${_llmk_openblas_openmp_pc}:$ENV{PKG_CONFIG_PATH}")
+endif()
 find_package(PkgConfig QUIET)
 if(PKG_CONFIG_FOUND)
-  pkg_check_modules(OpenBLASCblas_PC QUIET IMPORTED_TARGET GLOBAL openblas)
+  pkg_check_modules(OpenBLASCblas_PKG QUIET IMPORTED_TARGET GLOBAL openblas)
 endif()
-if(OpenBLASCblas_PC_FOUND)
-  find_path(OpenBLASCblas_INCLUDE_DIR cblas.h HINTS ${OpenBLASCblas_PC_INCLUDE_DIRS} PATH_SUFFIXES openblas)
-  set(OpenBLASCblas_LIBRARIES PkgConfig::OpenBLASCblas_PC)
+if(OpenBLASCblas_PKG_FOUND)
+  find_path(OpenBLASCblas_INCLUDE_DIR cblas.h HINTS ${OpenBLASCblas_PKG_INCLUDE_DIRS} PATH_SUFFIXES openblas)
+  set(OpenBLASCblas_LIBRARIES PkgConfig::OpenBLASCblas_PKG)
 else()
   set(BLA_VENDOR OpenBLAS)
   find_package(BLAS QUIET)

@@ -69,6 +69,11 @@ llmk_kokkos_options() {
   esac
 }
 
+# Where Debian's OpenMP build of OpenBLAS (libopenblas-openmp-dev) lives.
+llmk_openblas_openmp_dir() {
+  echo "/usr/lib/$(gcc -print-multiarch 2> /dev/null || echo x86_64-linux-gnu)/openblas-openmp"
+}
+
 # KokkosKernels: the BLAS component only, float only, the backend's BLAS TPL.
 llmk_kokkoskernels_options() {
   local backend=$1 version=${2:-$LLMK_KOKKOS_DEFAULT}
@@ -92,9 +97,14 @@ llmk_kokkoskernels_options() {
     cuda_tpls=(-DKokkosKernels_ENABLE_TPL_CUSPARSE=OFF -DKokkosKernels_ENABLE_TPL_CUSOLVER=OFF)
   fi
   case $backend in
-    # OpenBLAS as the host BLAS TPL. The Fortran name mangling is given, so that
-    # configuring needs no Fortran compiler (OpenBLAS exports sgemm_).
+    # OpenBLAS as the host BLAS TPL: Debian's OpenMP build of it, by its own
+    # folder (not the libopenblas.so that update-alternatives picks, pthreads by
+    # default), so that its threads are the OpenMP runtime's that Kokkos uses:
+    # one pool (docs/cpu.md; llmk/host_blas.hpp reports which one a process
+    # runs). The Fortran name mangling is given, so that configuring needs no
+    # Fortran compiler (OpenBLAS exports sgemm_).
     openmp) printf '%s\n' "${common[@]}" -DKokkosKernels_ENABLE_TPL_BLAS=ON -DBLAS_LIBRARIES=openblas \
+              "-DBLAS_LIBRARY_DIRS=$(llmk_openblas_openmp_dir)" \
               "-DF77_BLAS_MANGLE=(name,NAME) name ## _" \
               -DKokkosKernels_INST_EXECSPACE_SERIAL=OFF -DKokkosKernels_INST_EXECSPACE_OPENMP=ON ;;
     cuda)   printf '%s\n' "${common[@]}" -DKokkosKernels_ENABLE_TPL_CUBLAS=ON -DKokkosKernels_ENABLE_TPL_BLAS=OFF \

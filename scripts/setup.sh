@@ -41,7 +41,7 @@ step() {
 }
 
 # --- 1. Debian packages ------------------------------------------------------
-packages=(cmake ninja-build g++ libgtest-dev libopenblas-dev libcli11-dev nlohmann-json3-dev
+packages=(cmake ninja-build g++ libgtest-dev libopenblas-openmp-dev libcli11-dev nlohmann-json3-dev
           libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do

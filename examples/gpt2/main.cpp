@@ -21,6 +21,8 @@
 #include "tensor_file.hpp"
 #include "timing.hpp"
 
+#include <llmk/host_blas.hpp>
+
 #ifdef KOKKOS_ENABLE_CUDA
 #include <cuda_runtime.h>
 #endif
@@ -193,9 +195,25 @@ int run(const Args& args) {
               (long long)c.Vp, (long long)c.B, (long long)c.T, args.precision.c_str(),
               args.attention.c_str());
   const gpt2::Impls& im = args.impls;
+  // "auto" shown with what it stands for here (on a host space matmul's
+  // depends on the process's BLAS: llmk/host_blas.hpp).
+  const std::string& p = args.precision;
+  const auto shown = [](const std::string& name, const std::string& chosen) {
+    return name == "auto" ? "auto (" + chosen + ")" : name;
+  };
+  const std::string attention_auto = args.attention == "recompute"
+                                         ? llmk::attention_backward_recompute_auto_impl<Exec>(p)
+                                         : llmk::attention_backward_auto_impl<Exec>(p);
   std::printf("implementations: matmul %s, layernorm %s, attention %s, classifier %s, encoder %s\n",
-              im.matmul.c_str(), im.layernorm.c_str(), im.attention.c_str(),
-              im.classifier.c_str(), im.encoder.c_str());
+              shown(im.matmul, llmk::matmul_backward_auto_impl<Exec>(p)).c_str(),
+              shown(im.layernorm, llmk::layernorm_backward_auto_impl<Exec>(p)).c_str(),
+              shown(im.attention, attention_auto).c_str(),
+              shown(im.classifier, llmk::classifier_backward_auto_impl<Exec>(p)).c_str(),
+              shown(im.encoder, llmk::encoder_backward_auto_impl<Exec>(p)).c_str());
+  const llmk::HostBlas blas = llmk::host_blas();
+  std::printf("host BLAS: %s, %s threads (%d), kernels %s%s\n", blas.library.c_str(),
+              blas.threading.c_str(), blas.threads, blas.core.c_str(),
+              blas.fallback_core ? " (a fallback for this CPU: docs/cpu.md)" : "");
 
   const double tolerance = args.tolerance > 0 ? args.tolerance : default_tolerance(args);
   const int repeats = args.repeats >= 0 ? args.repeats : (args.selfcheck ? 3 : 20);

@@ -9,6 +9,7 @@
 #include "timing.hpp"
 
 #include <Kokkos_Core.hpp>
+#include <llmk/host_blas.hpp>
 
 #ifdef KOKKOS_ENABLE_CUDA
 #include <cuda_runtime.h>
@@ -62,6 +63,9 @@ Machine describe_machine(const ExecSpace& exec, const DeviceTimer<ExecSpace>& ti
   m.kokkos_version = kokkos_compat::version();
   m.backend = ExecSpace::name();
   m.timer = timer.method();
+  const HostBlas blas = host_blas();
+  m.host_blas = blas.library + ", " + blas.threading + " threads, kernels " + blas.core +
+                (blas.fallback_core ? " (a fallback: see docs/cpu.md)" : "");
   m.gpu = gpu_name(exec);
   if (!on_host<ExecSpace>) m.device_copy_gbs = device_copy_gbs(exec, timer);
   return m;

@@ -60,7 +60,7 @@ void print_header(std::ostream& os, const Machine& m, const TableLayout& layout)
      << m.kokkos_version;
   if (m.gpu) os << ", GPU " << *m.gpu;
   if (m.device_copy_gbs) os << ", device copy " << int(*m.device_copy_gbs) << " GB/s (read+write)";
-  os << "\ntiming: " << m.timer << "\n";
+  os << "\nhost BLAS: " << m.host_blas << "\ntiming: " << m.timer << "\n";
   for (const std::string& note : layout.notes) os << note << "\n";
   os << "\n";
 }
@@ -210,6 +210,7 @@ void write_json(const std::string& path, const Machine& m, const TableLayout& la
                             {"hardware_threads", m.hardware_threads},
                             {"kokkos_version", m.kokkos_version},
                             {"backend", m.backend},
+                            {"host_blas", m.host_blas},
                             {"timer", m.timer}};
   if (m.gpu) machine["gpu"] = *m.gpu;
   if (m.device_copy_gbs) machine["device_copy_gbs"] = *m.device_copy_gbs;

@@ -22,6 +22,7 @@ struct Machine {
   std::string kokkos_version;  // from KOKKOS_VERSION, e.g. "3.4.01"
   std::string backend;         // ExecSpace::name()
   std::string timer;           // how times were measured (DeviceTimer::method())
+  std::string host_blas;       // "OpenBLAS 0.3.21, openmp threads, kernels SkylakeX" (llmk/host_blas.hpp)
   std::optional<std::string> gpu;  // Cuda backend only
   // Device backends: a 1 GiB device-to-device copy, bytes read + written per
   // second: the bandwidth ceiling a stage's GB/s is compared with.

@@ -18,6 +18,9 @@
 //   tf32            whether it runs Math::tf32 (float32 inputs only)
 //   rounds_once     whether a bf16 output is always its float sum rounded
 //                   once (libraries may round intermediate results to bf16)
+//   host_blas       whether it runs on the process's BLAS on host spaces:
+//                   "auto" then takes it only where that BLAS shares Kokkos'
+//                   threads (llmk/host_blas.hpp)
 //   auto_skips<P>(s) true where "auto" should pass it over for a call of
 //                   precision P and sizes s (a later implementation is
 //                   measured faster there, or keeps a promise it cannot)
@@ -44,6 +47,7 @@ struct ImplDefaults {
   static constexpr index_t max_cols = kNoLimit;
   static constexpr bool tf32 = false;
   static constexpr bool rounds_once = true;
+  static constexpr bool host_blas = false;
   template <class P, class Sizes>
   static bool auto_skips(const Sizes&) {
     return false;

@@ -13,7 +13,10 @@
 #include <core/op/impl_traits.hpp>
 #include <core/op/precision.hpp>
 #include <core/registry.hpp>
+#include <llmk/host_blas.hpp>
 #include <llmk/operation.hpp>
+
+#include <Kokkos_Core.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -74,16 +77,31 @@ std::string precisions_of() {
   return list;
 }
 
+// Whether I's library threads fit ExecSpace's for "auto": an implementation
+// on the host BLAS runs there only where that BLAS shares Kokkos' threads
+// (llmk/host_blas.hpp: a BLAS with its own pool starves the operations after it).
+template <class I, class ExecSpace>
+bool threads_fit() {
+  if constexpr (I::host_blas &&
+                Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+    return host_blas_runs_auto(host_blas(), ExecSpace().concurrency());
+  } else {
+    return true;
+  }
+}
+
 // The name "auto" stands for with precision P, this math mode and these
-// sizes on ExecSpace: the first implementation in the list that runs them
-// and does not pass them over (auto_skips), or empty when none runs them.
+// sizes on ExecSpace: the first implementation in the list that runs them,
+// whose threads fit the space's and that does not pass them over
+// (auto_skips), or empty when none runs them.
 template <class Op, class ExecSpace, class P>
 std::string_view auto_name(Math math, const typename Op::Sizes& sizes) {
   std::string_view first;
   for_each_impl(typename Op::Implementations{}, [&](auto tag) {
     using I = typename decltype(tag)::type;
     if constexpr (available_on<I, ExecSpace> && I::template supports<P>) {
-      if (first.empty() && runs_math<I, P>(math) && !I::template auto_skips<P>(sizes))
+      if (first.empty() && runs_math<I, P>(math) && threads_fit<I, ExecSpace>() &&
+          !I::template auto_skips<P>(sizes))
         first = I::name;
     }
   });

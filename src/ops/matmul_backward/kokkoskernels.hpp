@@ -16,6 +16,9 @@ namespace llmk::op::matmul_backward {
 struct KokkosKernels : ImplDefaults {
   static constexpr std::string_view name = "kokkoskernels";
   static constexpr bool compiled = LLMK_HAVE_KOKKOSKERNELS;
+  // On host spaces KokkosBlas::gemm is the process's BLAS: "auto" takes it
+  // only where that BLAS shares Kokkos' threads (core/op/select.hpp).
+  static constexpr bool host_blas = true;
   // The BLAS under KokkosBlas::gemm takes int sizes (OpenBLAS's interface, and
   // Kokkos 3.4's cuBLAS TPL calls the int API), and KokkosBlas counts a
   // matrix's elements in int: on an H200, 2³¹ − 1 rows of a dout with OC = 2

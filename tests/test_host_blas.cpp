@@ -1,0 +1,82 @@
+// The host BLAS and Kokkos' threads (llmk/host_blas.hpp), named
+// HostBlas.<case> in each space's binary:
+//  - SharesKokkosThreads: the BLAS this process loaded (KokkosKernels' TPL,
+//    the reference's OpenBLAS) is OpenBLAS on OpenMP's runtime, so that its
+//    threads are the ones Kokkos' OpenMP space runs on. It FAILS where a
+//    pthreads or an unknown BLAS was linked (e.g. LD_LIBRARY_PATH pointing at
+//    Debian's openblas-pthread: planted once, docs/cpu.md), which is what
+//    made GPT-2's backward 3x slower on 16 cores. And on OpenMP, OpenBLAS
+//    follows the space's thread count.
+//  - AutoRule: host_blas_runs_auto() on made-up reports: OpenMP yes,
+//    pthreads no, sequential only with one thread, an SSE-era core no,
+//    an unknown BLAS no.
+//  - AutoFollowsTheRule: matmul's "auto" on this space is kokkoskernels
+//    exactly where it is compiled, runs here and the rule allows it.
+#include <gtest/gtest.h>
+#include <llmk/host_blas.hpp>
+#include <llmk/matmul_backward.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+
+namespace {
+
+using Space = Kokkos::LLMK_TEST_SPACE;
+constexpr bool kHostSpace = Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
+
+TEST(HostBlas, SharesKokkosThreads) {
+  const llmk::HostBlas blas = llmk::host_blas();
+  if (blas.library == "none") GTEST_SKIP() << "no BLAS in this process";
+  EXPECT_EQ(blas.library.rfind("OpenBLAS", 0), 0u)
+      << "the process runs a BLAS that does not report its threading ('" << blas.library
+      << "'): \"auto\" will not use it";
+  EXPECT_EQ(blas.threading, "openmp")
+      << blas.library << " threads with '" << blas.threading
+      << "': its threads are not Kokkos' OpenMP threads (link Debian's libopenblas-openmp-dev; "
+         "docs/cpu.md)";
+#ifdef KOKKOS_ENABLE_OPENMP
+  if (blas.threading == "openmp") {
+    // OpenBLAS on OpenMP sizes itself by omp_get_max_threads() at each call;
+    // Kokkos' OpenMP space set that to its pool's size when it started.
+    const int pool = Kokkos::OpenMP().concurrency();
+    EXPECT_TRUE(blas.threads == pool || blas.threads == 0)
+        << "OpenBLAS would use " << blas.threads << " threads, Kokkos' OpenMP pool has " << pool;
+  }
+#endif
+}
+
+TEST(HostBlas, AutoRule) {
+  llmk::HostBlas blas;
+  blas.library = "OpenBLAS 0.3.21";
+  blas.core = "SkylakeX";
+  blas.threading = "openmp";
+  EXPECT_TRUE(llmk::host_blas_runs_auto(blas, 16));
+  EXPECT_TRUE(llmk::host_blas_runs_auto(blas, 1));
+  blas.threading = "pthreads";
+  EXPECT_FALSE(llmk::host_blas_runs_auto(blas, 16));
+  EXPECT_FALSE(llmk::host_blas_runs_auto(blas, 1));
+  blas.threading = "sequential";
+  EXPECT_TRUE(llmk::host_blas_runs_auto(blas, 1));
+  EXPECT_FALSE(llmk::host_blas_runs_auto(blas, 2));
+  blas.threading = "openmp";
+  blas.core = "Prescott";
+  blas.fallback_core = true;
+  EXPECT_FALSE(llmk::host_blas_runs_auto(blas, 16));
+  llmk::HostBlas unknown;
+  unknown.library = unknown.threading = unknown.core = "unknown";
+  EXPECT_FALSE(llmk::host_blas_runs_auto(unknown, 16));
+}
+
+TEST(HostBlas, AutoFollowsTheRule) {
+  if (!kHostSpace) GTEST_SKIP() << "the host BLAS rule is for host spaces";
+  const bool compiled = llmk::matmul_backward_available<Space>("kokkoskernels");
+  const bool may = llmk::host_blas_runs_auto(llmk::host_blas(), Space().concurrency());
+  const std::string chosen = llmk::matmul_backward_auto_impl<Space>("fp32");
+  EXPECT_EQ(chosen == "kokkoskernels", compiled && may)
+      << "auto chose '" << chosen << "'; kokkoskernels " << (compiled ? "is" : "is not")
+      << " compiled; the host BLAS: " << llmk::host_blas().library << ", "
+      << llmk::host_blas().threading << " threads, kernels " << llmk::host_blas().core;
+}
+
+}  // namespace
