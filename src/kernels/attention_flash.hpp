@@ -28,6 +28,7 @@
 #pragma once
 
 #include <kernels/attention_tuning.hpp>
+#include <kernels/fast_math.hpp>
 #include <kernels/tuning.hpp>
 #include <kernels/update.hpp>
 #include <llmk/compat.hpp>
@@ -242,7 +243,7 @@ struct FlashCommon {
   KOKKOS_INLINE_FUNCTION void store_pair(const Tiles& t, const index_t i, const index_t j,
                                          const index_t nk, const bool causal, const float s,
                                          const float dp) const {
-    const float p = causal ? compat::exp(a.alpha * s - t.lse[i]) : 0.0f;
+    const float p = causal ? fast_exp(a.alpha * s - t.lse[i]) : 0.0f;
     t.P[i * nk + j] = p;
     t.dS[i * nk + j] = causal ? p * (dp - t.D[i]) : 0.0f;
   }
@@ -269,7 +270,7 @@ struct FlashCommon {
           s += qi[d] * kj[d];
           dp += gi[d] * vj[d];
         }
-        p = compat::exp(alpha * s - t.lse[i]);
+        p = fast_exp(alpha * s - t.lse[i]);
         ds = p * (dp - t.D[i]);
       }
       t.P[e] = p;

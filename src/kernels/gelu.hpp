@@ -5,7 +5,7 @@
 // ops/matmul_backward/reference/ is written separately.)
 #pragma once
 
-#include <llmk/compat.hpp>
+#include <kernels/fast_math.hpp>
 
 namespace llmk::kernels {
 
@@ -13,7 +13,7 @@ KOKKOS_INLINE_FUNCTION float gelu_grad(const float x) {
   constexpr float s = 0.7978845608028654f;  // √(2/π)
   constexpr float a = 0.044715f;
   const float x2 = x * x;
-  const float t = compat::tanh(s * (x + a * x2 * x));
+  const float t = fast_tanh(s * (x + a * x2 * x));
   return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * s * (1.0f + 3.0f * a * x2);
 }
 

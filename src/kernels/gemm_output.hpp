@@ -16,6 +16,7 @@
 #include <core/workspace.hpp>
 #include <kernels/gelu.hpp>
 #include <kernels/update.hpp>
+#include <llmk/compat.hpp>
 
 #include <type_traits>
 
@@ -66,18 +67,33 @@ class GemmOutput {
     const auto target = target_;
     const auto pre = pre_gelu;
     const bool gelu = gelu_, overwrite = overwrite_;
-    const index_t cols = out.extent(1);
-    Kokkos::parallel_for(
-        "llmk::gemm_output_finish", Range<ExecSpace>(exec, 0, index_t(out.extent(0)) * cols),
-        KOKKOS_LAMBDA(const index_t i) {
-          const index_t r = i / cols, c = i % cols;
-          const float factor = gelu ? gelu_grad(to_float(pre(r, c))) : 1.0f;
-          // Not staged: out is target (float, overwritten), scaled in place.
-          update(out(r, c), target(r, c) * factor, overwrite);
-        });
+    const index_t rows = out.extent(0), cols = out.extent(1);
+    if constexpr (compat::is_host_space<ExecSpace>) {
+      // A row a thread's step: no index split by a division per element.
+      Kokkos::parallel_for(
+          "llmk::gemm_output_finish", Range<ExecSpace>(exec, 0, rows),
+          KOKKOS_LAMBDA(const index_t r) {
+            for (index_t c = 0; c < cols; ++c) finish_one(out, target, pre, r, c, gelu, overwrite);
+          });
+    } else {
+      Kokkos::parallel_for(
+          "llmk::gemm_output_finish", Range<ExecSpace>(exec, 0, rows * cols),
+          KOKKOS_LAMBDA(const index_t i) {
+            finish_one(out, target, pre, i / cols, i % cols, gelu, overwrite);
+          });
+    }
   }
 
  private:
+  // Not staged: out is target (float, overwritten), scaled in place.
+  template <class Out, class Target, class Pre>
+  KOKKOS_INLINE_FUNCTION static void finish_one(const Out& out, const Target& target,
+                                                const Pre& pre, const index_t r, const index_t c,
+                                                const bool gelu, const bool overwrite) {
+    const float factor = gelu ? gelu_grad(to_float(pre(r, c))) : 1.0f;
+    update(out(r, c), target(r, c) * factor, overwrite);
+  }
+
   using Unmanaged = Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::device_type,
                                  Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   Matrix<ExecSpace, T> out_;

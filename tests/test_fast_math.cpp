@@ -1,0 +1,81 @@
+// The host's exp, exp2 and tanh of the kernels' loops (kernels/fast_math.hpp)
+// against double, named reference.FastMath.<case>:
+//  - Exp, Exp2: at 2^20 points across the range where the result is a normal
+//    float, within 3 ulp of the exact value rounded to float; below it 0,
+//    above it +inf; NaN through; −inf gives 0 (a masked score's weight).
+//  - Tanh: within 2e-7 absolute over [−20, 20] (2^20 points) and ±1 beyond;
+//    odd; NaN through.
+// (A coefficient of exp's polynomial off by 1 % fails Exp: planted once.)
+#include <gtest/gtest.h>
+#include <kernels/fast_math.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace {
+
+namespace hm = llmk::kernels::host_math;
+
+// ulps between a float result and the exact value rounded to float.
+double ulps(const float got, const double exact) {
+  const float want = static_cast<float>(exact);
+  const double ulp = std::nextafter(want, std::numeric_limits<float>::infinity()) - want;
+  return std::fabs(double(got) - double(want)) / ulp;
+}
+
+template <class F, class G>
+void sweep(F fast, G exact, const double lo, const double hi, const double max_ulps) {
+  constexpr int n = 1 << 20;
+  double worst = 0, at = 0;
+  for (int i = 0; i <= n; ++i) {
+    const float x = static_cast<float>(lo + (hi - lo) * i / n);
+    const double u = ulps(fast(x), exact(double(x)));
+    if (u > worst) worst = u, at = x;
+  }
+  EXPECT_LE(worst, max_ulps) << "worst at x = " << at;
+}
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+
+TEST(FastMath, Exp) {
+  sweep([](float x) { return hm::exp(x); }, [](double x) { return std::exp(x); }, -87.3, 88.7, 3);
+  sweep([](float x) { return hm::exp(x); }, [](double x) { return std::exp(x); }, -1, 1, 3);
+  EXPECT_EQ(hm::exp(0.0f), 1.0f);
+  EXPECT_EQ(hm::exp(-88.0f), 0.0f);
+  EXPECT_EQ(hm::exp(-kInf), 0.0f);
+  EXPECT_EQ(hm::exp(89.0f), kInf);
+  EXPECT_EQ(hm::exp(kInf), kInf);
+  EXPECT_TRUE(std::isnan(hm::exp(kNan)));
+}
+
+TEST(FastMath, Exp2) {
+  sweep([](float x) { return hm::exp2(x); }, [](double x) { return std::exp2(x); }, -125.9,
+        127.9, 3);
+  EXPECT_EQ(hm::exp2(0.0f), 1.0f);
+  EXPECT_EQ(hm::exp2(10.0f), 1024.0f);
+  EXPECT_EQ(hm::exp2(-127.0f), 0.0f);
+  EXPECT_EQ(hm::exp2(-kInf), 0.0f);
+  EXPECT_EQ(hm::exp2(128.0f), kInf);
+  EXPECT_TRUE(std::isnan(hm::exp2(kNan)));
+}
+
+TEST(FastMath, Tanh) {
+  constexpr int n = 1 << 20;
+  double worst = 0, at = 0;
+  for (int i = 0; i <= n; ++i) {
+    const float x = -20.0f + 40.0f * float(i) / n;
+    const double err = std::fabs(double(hm::tanh(x)) - std::tanh(double(x)));
+    if (err > worst) worst = err, at = x;
+    ASSERT_EQ(hm::tanh(-x), -hm::tanh(x)) << "x = " << x;
+  }
+  EXPECT_LE(worst, 2e-7) << "worst at x = " << at;
+  EXPECT_EQ(hm::tanh(50.0f), 1.0f);
+  EXPECT_EQ(hm::tanh(-kInf), -1.0f);
+  EXPECT_EQ(hm::tanh(0.0f), 0.0f);
+  EXPECT_TRUE(std::isnan(hm::tanh(kNan)));
+}
+
+}  // namespace
