@@ -40,6 +40,13 @@ inline float round_small(const float y) {
   return (y + magic) - magic;
 }
 
+// p · 2^n for a whole n in [−126, 128], 2^n as two factors set by their
+// exponent fields: n = 128 (x near float's top) would overflow one.
+inline float times_pow2(const float p, const float n) {
+  const std::int32_t whole = static_cast<std::int32_t>(n), half = whole >> 1;
+  return p * from_bits((half + 127) << 23) * from_bits((whole - half + 127) << 23);
+}
+
 // 2^n · p(f) for x = n + f, n = round(x), |f| ≤ ½: p is e^(f·ln 2) to degree 7.
 inline float exp2(const float x) {
   const float xc = x < -126.0f ? -126.0f : (x > 128.0f ? 128.0f : x);  // NaN: 128, fixed below
@@ -49,11 +56,7 @@ inline float exp2(const float x) {
                   c4 = 0.0096181291076285f, c5 = 0.0013333558146428f, c6 = 0.0001540353039338f,
                   c7 = 0.0000152527338040f;
   const float p = 1.0f + f * (c1 + f * (c2 + f * (c3 + f * (c4 + f * (c5 + f * (c6 + f * c7))))));
-  // 2^n as two factors so that n = 128 (x near float's top) does not overflow the exponent field.
-  const std::int32_t half = static_cast<std::int32_t>(n) >> 1;
-  const float s1 = from_bits((half + 127) << 23);
-  const float s2 = from_bits((static_cast<std::int32_t>(n) - half + 127) << 23);
-  const float r = p * s1 * s2;
+  const float r = times_pow2(p, n);
   return x != x ? x : (x < -126.0f ? 0.0f : (x >= 128.0f ? __builtin_inff() : r));
 }
 
@@ -68,10 +71,7 @@ inline float exp(const float x) {
   const float p =
       1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 +
                                                         r * (1.0f / 720 + r * (1.0f / 5040)))))));
-  const std::int32_t half = static_cast<std::int32_t>(n) >> 1;
-  const float s1 = from_bits((half + 127) << 23);
-  const float s2 = from_bits((static_cast<std::int32_t>(n) - half + 127) << 23);
-  const float v = p * s1 * s2;
+  const float v = times_pow2(p, n);
   return x != x ? x : (x < -87.33654f ? 0.0f : (x > 88.72283f ? __builtin_inff() : v));
 }
 
