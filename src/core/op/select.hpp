@@ -84,7 +84,8 @@ template <class I, class ExecSpace>
 bool threads_fit() {
   if constexpr (I::host_blas &&
                 Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
-    return host_blas_runs_auto(host_blas(), ExecSpace().concurrency());
+    static const HostBlas blas = host_blas();  // what decides here is fixed for the process
+    return host_blas_runs_auto(blas, ExecSpace().concurrency());
   } else {
     return true;
   }
