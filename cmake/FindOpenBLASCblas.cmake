@@ -20,6 +20,8 @@ if(CMAKE_LIBRARY_ARCHITECTURE AND EXISTS ${_llmk_openblas_openmp_pc})
 endif()
 find_package(PkgConfig QUIET)
 if(PKG_CONFIG_FOUND)
+  # (_PKG, not the _PC of before: a build folder's cached pthreads result
+  # would otherwise be kept.)
   pkg_check_modules(OpenBLASCblas_PKG QUIET IMPORTED_TARGET GLOBAL openblas)
 endif()
 if(OpenBLASCblas_PKG_FOUND)

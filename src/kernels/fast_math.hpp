@@ -29,8 +29,7 @@ namespace llmk::kernels {
 
 namespace host_math {
 
-// (__builtin_bit_cast, not memcpy: memcpy's addressable float, inlined into
-// an `omp simd` loop, kept GCC 12 from vectorizing it.)
+// The float whose bits are b.
 inline float from_bits(const std::int32_t b) { return __builtin_bit_cast(float, b); }
 
 // round(y) for |y| < 2^22, by adding and subtracting 1.5·2^23 (floorf kept

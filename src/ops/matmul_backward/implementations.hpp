@@ -19,9 +19,10 @@
 namespace llmk::op::matmul_backward {
 
 // The vendor BLAS first: on a 2-core Zen 3, OpenBLAS (through KokkosKernels)
-// is ~1.4× faster than tiled at the seed shape; on an H200 cuBLAS is ~2×
-// faster (docs/performance.md). cuBLASLt's fused BGRADB measured no faster
-// than cuBLAS + column_sums there, so cublas comes first.
+// is ~1.4× faster than tiled at the seed shape (on a host "auto" takes it only
+// where that BLAS shares Kokkos' threads: KokkosKernels::host_blas); on an
+// H200 cuBLAS is ~2× faster (docs/performance.md). cuBLASLt's fused BGRADB
+// measured no faster than cuBLAS + column_sums there, so cublas comes first.
 using Implementations =
     core::ImplList<Cublas, CublasSerial, CublasLt, KokkosKernels, Tiled, Team, Naive>;
 
