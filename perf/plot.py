@@ -1,38 +1,58 @@
 #!/usr/bin/env python3
 """Plots of llmk-perf's JSON (with the peers it imported): one PNG a command.
 
-  bars RESULT.json[:RUN] [-o OUT.png] [--metric tflops|gbs] [--ceiling TFLOPS]
+  docs [--out docs/plots]
+      every PNG the docs show, redrawn from results/ (the files each plot is
+      made of: docs_plots() below; docs/performance.md names them too).
+  bars RESULT[@PRECISIONS] [RESULT[@PRECISIONS] ...] [-o OUT.png] [--metric tflops|gbs]
+       [--ceiling TFLOPS] [--title TEXT]
       per precision, a bar per implementation and peer of its achieved
       TFLOP/s (GB/s for an operation whose records have no FLOP count, e.g.
       layernorm_backward), with the device's ceiling drawn: for GB/s the run's
       own peer:copy of that precision (a device copy of as many bytes, read +
       write), else the machine's device_copy_gbs; for TFLOP/s --ceiling, or
-      the datasheet peak of a known GPU (DEVICE_PEAKS below).
+      the datasheet peak of a known GPU (DEVICE_PEAKS below). RESULT is FILE
+      or FILE:RUN; @fp32,bf16 takes only those precisions from it. A panel's
+      rows come from the first RESULT that has its precision; rows of a later
+      RESULT in the same panel are marked with a dagger (another run).
   climb [LABEL=]FILE[:RUN] ... --impls NAMES [--precision LIST] [-o OUT.png]
-      the same operation and shape over time: a line per implementation
-      through the given runs, in the order given (the documented history);
-      RUN names one run of a file of several ("runs": {...}), or a prefix of
-      several (their median, the bar from their min to their max).
-  docs [--out docs/plots]
-      the PNGs docs/performance.md shows, from docs/results.
+      the same operation and shape over several runs: a line per
+      implementation through the given runs, in the order given; RUN names one
+      run of a file of several ("runs": {...}), or a prefix of several (their
+      median, the bar from their min to their max).
+  gpt2 LOG [LOG ...] [-o OUT.png] [--labels A,B,...]
+      llmk-gpt2-backward's printed output (a log of it): the whole backward
+      against PyTorch's times in the same call, and the fenced steps of the
+      first log.
   --selftest
-      checks what the plots are made of on docs/results (and, where
-      matplotlib is installed, draws them into a temporary folder).
+      checks what the plots are made of on results/ (and, where matplotlib
+      is found, draws every docs plot into a temporary folder).
 
 A record without "precision" ran in fp32 (files from before precisions); a
-record's value is its median time's. Needs matplotlib for the PNGs:
-  python3 -m venv ~/.cache/llmk/plot-venv && ~/.cache/llmk/plot-venv/bin/pip install matplotlib
-  ~/.cache/llmk/plot-venv/bin/python perf/plot.py ...
+record's value is its median time's.
+
+Needs matplotlib, which scripts/setup.sh installs (Debian's
+python3-matplotlib, for Debian's /usr/bin/python3):
+
+  python3 perf/plot.py docs
+
+Where `python3` is another interpreter (pyenv, a venv) that cannot import
+Debian's packages, run `/usr/bin/python3 perf/plot.py ...`; plot.py also
+restarts itself under /usr/bin/python3 when its own interpreter lacks
+matplotlib and that one has it.
 """
 import argparse
 import json
 import os
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(REPO, "docs", "results")
+RESULTS = os.path.join(REPO, "results")
+DEBIAN_PYTHON = "/usr/bin/python3"
 
 # Dense peak TFLOP/s per precision (bf16-fp32grad: the bf16 tensor cores).
 # H200 SXM: NVIDIA's H200 Tensor Core GPU datasheet gives FP32 67 TFLOPS,
@@ -43,8 +63,36 @@ RESULTS = os.path.join(REPO, "docs", "results")
 DEVICE_PEAKS = {
     "H200": {"fp32": 66.9, "tf32": 494.7, "bf16": 989.4, "bf16-fp32grad": 989.4},
 }
+PRECISIONS = ("fp32", "tf32", "bf16", "bf16-fp32grad")
 
 IMPL_COLOR, PEER_COLOR, TORCH_COLOR, CEILING_COLOR = "#2f6db3", "#8c8c8c", "#e08a2c", "#c0392b"
+OTHER_RUN = "\u2020"  # a row from another run than its panel's first
+
+
+def have_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def restart_under_debian_python():
+    """Where this interpreter lacks matplotlib (a pyenv or venv python3 that
+    cannot see Debian's packages) and Debian's /usr/bin/python3 has it (what
+    scripts/setup.sh installs), run the same command there instead."""
+    if have_matplotlib() or os.environ.get("LLMK_PLOT_RESTARTED") or not os.path.exists(DEBIAN_PYTHON):
+        return
+    if os.path.realpath(sys.executable) == os.path.realpath(DEBIAN_PYTHON):
+        return
+    probe = subprocess.run([DEBIAN_PYTHON, "-c", "import matplotlib"], capture_output=True)
+    if probe.returncode != 0:
+        return
+    print(f"plot.py: {sys.executable} has no matplotlib; running under {DEBIAN_PYTHON}",
+          file=sys.stderr)
+    sys.stdout.flush()
+    os.execve(DEBIAN_PYTHON, [DEBIAN_PYTHON, os.path.abspath(__file__)] + sys.argv[1:],
+              dict(os.environ, LLMK_PLOT_RESTARTED="1"))
 
 
 def need_matplotlib():
@@ -54,13 +102,21 @@ def need_matplotlib():
         import matplotlib.pyplot as plt
         return plt
     except ImportError:
-        sys.exit("plot.py: matplotlib is not installed. Get it in a virtualenv outside the repo:\n"
-                 "  python3 -m venv ~/.cache/llmk/plot-venv && "
-                 "~/.cache/llmk/plot-venv/bin/pip install matplotlib\n"
-                 "and run plot.py with ~/.cache/llmk/plot-venv/bin/python")
+        sys.exit("plot.py: matplotlib is not installed for this python3. scripts/setup.sh installs\n"
+                 "Debian's (apt-get install python3-matplotlib); run plot.py with /usr/bin/python3.")
 
 
 # ---- what the plots are made of ---------------------------------------------
+
+
+def split_precisions(spec):
+    """FILE[:RUN][@P1,P2] -> (FILE[:RUN], [P1, P2] or None)."""
+    if "@" in spec:
+        head, _, tail = spec.rpartition("@")
+        wanted = tail.split(",")
+        if head and all(p in PRECISIONS for p in wanted):
+            return head, wanted
+    return spec, None
 
 
 def load(spec):
@@ -95,7 +151,13 @@ def operation_of(records):
         return "attention_backward"
     if "OC" in keys:
         return "matmul_backward"
-    return "layernorm_backward"
+    if "Vp" in keys:
+        return "classifier_backward"
+    if "V" in keys:
+        return "encoder_backward"
+    if "dweight_rel_err" in keys:
+        return "layernorm_backward"
+    return "gelu_backward"
 
 
 def metric_of(records):
@@ -135,26 +197,60 @@ def ceiling(machine, records, precision, metric, given=None):
 
 
 def shape_text(r):
-    keys = [k for k in ("B", "T", "C", "OC", "NH") if k in r]
+    keys = [k for k in ("B", "T", "C", "OC", "NH", "V") if k in r]
     flags = [k for k in ("gelu", "overwrite_dinp", "accumulate_dqkv") if r.get(k)]
     return " ".join(f"{k}={r[k]}" for k in keys) + (f" ({', '.join(flags)})" if flags else "")
 
 
-def bar_rows(records, precision, metric):
-    """[(label, value or None, color)] of one precision, in the table's order."""
+def bar_rows(records, precision, metric, impls=None, mark=""):
+    """[(label, value or None, color)] of one precision, in the table's order;
+    impls: only these rows (a name ending in * is a prefix: "peer:pytorch*")."""
     rows = []
     for r in records:
         # peer:copy is the ceiling in GB/s and no computation at all in
         # TFLOP/s (llmk-perf still divides the operation's FLOPs by its time).
         if precision_of(r) != precision or is_ceiling_row(r):
             continue
+        if impls and not any(r["impl"] == i or (i.endswith("*") and r["impl"].startswith(i[:-1]))
+                             for i in impls):
+            continue
         if value(r, metric) is None and not r.get("skipped") and r.get("ms_median") is not None:
             continue  # timed, but not in this metric
-        name = r["impl"] + ("*" if r.get("imported") else "")
+        name = r["impl"] + ("*" if r.get("imported") else "") + mark
         peer = r.get("kind") == "peer" or r["impl"].startswith("peer:")
         color = TORCH_COLOR if "pytorch" in r["impl"] else PEER_COLOR if peer else IMPL_COLOR
         rows.append((name, value(r, metric), color))
     return rows
+
+
+def bar_panels(sources, metric=None, given_ceiling=None):
+    """sources: [{"spec": FILE[:RUN], "precisions": [...] or None, "impls": [...] or None}].
+    -> (metric, [(precision, rows, (ceiling, label))], first run's (machine, records)).
+    A panel's rows come first from the first source with that precision; rows
+    of later sources in the same panel are marked OTHER_RUN."""
+    runs = []
+    for src in sources:
+        loaded = load(src["spec"])
+        if len(loaded) != 1:
+            raise SystemExit("plot.py bars: name one run, not a prefix of several")
+        runs.append((src, loaded[0]))
+    metric = metric or metric_of(runs[0][1][1])
+    panels = {}  # precision -> [rows, ceiling, label]
+    for src, (machine, records) in runs:
+        order = list(dict.fromkeys(precision_of(r) for r in records))
+        for precision in order:
+            if src.get("precisions") and precision not in src["precisions"]:
+                continue
+            first = precision not in panels
+            rows = bar_rows(records, precision, metric, src.get("impls"),
+                            "" if first else OTHER_RUN)
+            if first:
+                limit, label = ceiling(machine, records, precision, metric, given_ceiling)
+                panels[precision] = [rows, limit, label]
+            else:
+                panels[precision][0].extend(rows)
+    result = [(p, rows, (limit, label)) for p, (rows, limit, label) in panels.items() if rows]
+    return metric, result, runs[0][1]
 
 
 def climb_points(specs, precision, impls, metric):
@@ -181,26 +277,55 @@ def climb_points(specs, precision, impls, metric):
     return labels, series, ceilings
 
 
+def read_gpt2_log(path):
+    """llmk-gpt2-backward's printed output -> {"implementations": str,
+    "steps": [(name, ms)], "llmk": ms (no fences), "pytorch": {name: ms}}."""
+    out = {"implementations": "", "steps": [], "llmk": None, "pytorch": {}}
+    in_steps = False
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("implementations:"):
+                out["implementations"] = line.split(":", 1)[1].strip()
+            elif line.startswith("step (fenced after each)"):
+                in_steps = True
+            elif line.startswith("sum of the steps"):
+                in_steps = False
+            elif in_steps:
+                m = re.match(r"^(.*?)\s+([0-9.]+)\s+[0-9.]+%$", line)
+                if m:
+                    out["steps"].append((m.group(1).strip(), float(m.group(2))))
+            m = re.match(r"^llmk backward \(no fences\)\s+([0-9.]+)", line)
+            if m:
+                out["llmk"] = float(m.group(1))
+            m = re.match(r"^PyTorch (\S+)\s+([0-9.]+)", line)
+            if m:
+                out["pytorch"][m.group(1)] = float(m.group(2))
+    if out["llmk"] is None:
+        raise SystemExit(f"plot.py gpt2: {path} has no 'llmk backward (no fences)' line")
+    return out
+
+
 # ---- drawing -----------------------------------------------------------------
 
 
 UNIT = {"tflops": "TFLOP/s", "gbs": "GB/s"}
 
 
-def draw_bars(spec, out, metric=None, given_ceiling=None, title=None):
+def draw_bars(sources, out, metric=None, given_ceiling=None, title=None):
+    """sources: a list of {"spec", "precisions", "impls"} (or one FILE[:RUN][@P,...] string)."""
     plt = need_matplotlib()
-    runs = load(spec)
-    if len(runs) != 1:
-        raise SystemExit("plot.py bars: name one run, not a prefix of several")
-    machine, records = runs[0]
-    metric = metric or metric_of(records)
-    precisions = list(dict.fromkeys(precision_of(r) for r in records))
-    panels = [(p, bar_rows(records, p, metric)) for p in precisions]
-    heights = [0.27 * len(rows) + 0.8 for _, rows in panels]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(8, sum(heights) + 0.7),
+    if isinstance(sources, str):
+        sources = [sources]
+    sources = [dict(zip(("spec", "precisions"), split_precisions(s))) if isinstance(s, str) else s
+               for s in sources]
+    metric, panels, (machine, records) = bar_panels(sources, metric, given_ceiling)
+    heights = [0.27 * len(rows) + 0.8 for _, rows, _ in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(8, sum(heights) + 0.8),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
-    for ax, (precision, rows) in zip(axes[:, 0], panels):
-        limit, label = ceiling(machine, records, precision, metric, given_ceiling)
+    marked = False
+    for ax, (precision, rows, (limit, label)) in zip(axes[:, 0], panels):
+        marked = marked or any(n.endswith(OTHER_RUN) for n, _, _ in rows)
         values = [v for _, v, _ in rows if v is not None]
         top = max(values + ([limit] if limit else []) + [1e-9]) * 1.18
         ys = list(range(len(rows)))[::-1]
@@ -222,10 +347,12 @@ def draw_bars(spec, out, metric=None, given_ceiling=None, title=None):
     axes[-1, 0].set_xlabel(f"{UNIT[metric]} (median call; higher is better)", fontsize=8)
     gpu = machine.get("gpu") or machine.get("cpu") or ""
     fig.suptitle(title or f"{operation_of(records)} {shape_text(records[0])} — {gpu}", fontsize=10)
-    fig.text(0.01, 0.005, "blue: llmk   grey: peers   orange: PyTorch   *: imported "
-             "(timed by perf/torch_baseline.py)   dashed: the device's ceiling", fontsize=6.5,
-             color="#444")
-    fig.tight_layout(rect=(0, 0.02, 1, 0.97))
+    legend = ("blue: llmk   grey: peers   orange: PyTorch   *: imported (timed by "
+              "perf/torch_baseline.py)   dashed: the device's ceiling")
+    if marked:
+        legend += f"   {OTHER_RUN}: another run"
+    fig.text(0.01, 0.005, legend, fontsize=6.5, color="#444")
+    fig.tight_layout(rect=(0, 0.025, 1, 0.97))
     fig.savefig(out, dpi=100)
     plt.close(fig)
     return out
@@ -274,51 +401,100 @@ def draw_climb(specs, impls, precisions, out, metric=None, title=None, given_cei
     return out
 
 
+def draw_gpt2(logs, out, labels=None, title=None):
+    """The whole backward of each log (llmk) and PyTorch's bf16 times of the
+    first, beside the first log's fenced steps."""
+    plt = need_matplotlib()
+    runs = [read_gpt2_log(p) for p in logs]
+    labels = labels or [f"llmk ({r['implementations']})" for r in runs]
+    bars = [(label, r["llmk"], IMPL_COLOR) for label, r in zip(labels, runs)]
+    names = {"compile_bf16": "PyTorch torch.compile (bf16 autocast)",
+             "eager_bf16": "PyTorch eager (bf16 autocast)"}
+    bars += [(names[k], runs[0]["pytorch"][k], TORCH_COLOR) for k in names if k in runs[0]["pytorch"]]
+    steps = runs[0]["steps"]
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.1, 1]})
+    ys = list(range(len(bars)))[::-1]
+    ax.barh(ys, [v for _, v, _ in bars], color=[c for _, _, c in bars], height=0.65)
+    top = max(v for _, v, _ in bars) * 1.2
+    for y, (_, v, _) in zip(ys, bars):
+        ax.text(v + top * 0.01, y, f"{v:.2f}", va="center", fontsize=8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([n for n, _, _ in bars], fontsize=8)
+    ax.set_xlim(0, top)
+    ax.set_xlabel("ms per backward (median; lower is better)", fontsize=8)
+    ax.set_title("the whole backward, no fences", fontsize=9, loc="left")
+    ax.grid(axis="x", alpha=0.3)
+    ax.tick_params(axis="x", labelsize=7)
+    sy = list(range(len(steps)))[::-1]
+    bx.barh(sy, [v for _, v in steps], color=IMPL_COLOR, height=0.65)
+    stop = max(v for _, v in steps) * 1.2
+    for y, (_, v) in zip(sy, steps):
+        bx.text(v + stop * 0.01, y, f"{v:.2f}", va="center", fontsize=8)
+    bx.set_yticks(sy)
+    bx.set_yticklabels([n for n, _ in steps], fontsize=8)
+    bx.set_xlim(0, stop)
+    bx.set_xlabel("ms (each step fenced: their sum exceeds the unfenced time)", fontsize=8)
+    bx.set_title(f"llmk's steps ({labels[0]})", fontsize=9, loc="left")
+    bx.grid(axis="x", alpha=0.3)
+    bx.tick_params(axis="x", labelsize=7)
+    fig.suptitle(title or "GPT-2 backward", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
 # ---- the docs' plots -----------------------------------------------------------
 
 
-def R(name):
-    return os.path.join(RESULTS, name)
+def H(name):
+    return os.path.join(RESULTS, "h200", name)
 
 
-MATMUL_CLIMB = [  # docs/performance.md's H200 runs of the seed shape, oldest first
-    "11-29 first run=" + R("h200-seed-shape.json"),
-    "11-30 core before=" + R("h200-core-before-seed.json"),
-    "11-30 core after=" + R("h200-core-after-seed.json"),
-    "11-30 Kokkos 4.6=" + R("h200-kokkos4.6-seed.json"),
-    "12-01 framework=" + R("h200-matmul-seed-after-framework.json"),
-    "12-01 wrapper (2 runs)=" + R("h200-matmul-before-after-wrapper.json") + ":A2/matmul-after-",
-]
-LAYERNORM_CLIMB = [
-    "first version=" + R("h200-layernorm-C768.json"),
-    "rows in registers=" + R("h200-layernorm-rows-C768.json"),
-    "same, device time=" + R("h200-layernorm-rows-C768-device.json"),
-]
+def src(name, precisions=None, impls=None):
+    return {"spec": H(name), "precisions": precisions, "impls": impls}
 
 
 def docs_plots(out_dir):
-    """(what, function, arguments) of each PNG docs/performance.md links."""
+    """(PNG, function, arguments) of each plot the docs show: README.md and
+    docs/performance.md. Each from the results files its table names."""
     j = lambda name: os.path.join(out_dir, name)  # noqa: E731
     return [
+        (j("gpt2-124M-h200.png"), draw_gpt2,
+         dict(logs=[H("h200-gpt2-124M-bf16-L5.log"), H("h200-gpt2-124M-bf16-blocked-L5.log")],
+              labels=["llmk (defaults)", "llmk, blocked layer norms"],
+              title="GPT-2 124M backward, bf16, B=8 T=1024, H200")),
         (j("matmul-seed-h200.png"), draw_bars,
-         dict(spec=R("h200-matmul-seed-after-framework.json"),
-              title="matmul_backward, seed shape B=8 T=1024 C=768 OC=3072, H200 (12-01)")),
+         dict(sources=[src("h200-matmul-with-compile-peers.json")],
+              title="matmul_backward, seed shape B=8 T=1024 C=768 OC=3072 (dinp =), H200")),
         (j("layernorm-C768-h200.png"), draw_bars,
-         dict(spec=R("h200-layernorm-rows-C768-device.json"),
+         dict(sources=[src("h200-layernorm-warp-rows-C768-device-L5.json"),
+                       src("h200-layernorm-rows-C768-device.json", impls=["peer:pytorch*"])],
               title="layernorm_backward B=8 T=1024 C=768 (dinp +=), H200, llmk: device time")),
         (j("attention-T1024-h200.png"), draw_bars,
-         dict(spec=R("h200-attention-T1024.json"),
-              title="attention_backward, B=8 T=1024 C=768 NH=12, H200 (12-01)")),
-        (j("matmul-seed-climb-h200.png"), draw_climb,
-         dict(specs=MATMUL_CLIMB, impls=["tiled", "cublas", "cublaslt", "kokkoskernels"],
-              precisions=["fp32"],
-              title="matmul_backward seed shape, fp32 (TF32 off), H200: each run")),
-        (j("layernorm-C768-climb-h200.png"), draw_climb,
-         dict(specs=LAYERNORM_CLIMB, impls=["blocked", "peer:llmc-style",
-                                            "peer:pytorch-compile-kernels"],
-              precisions=["fp32", "bf16"],
-              title="layernorm_backward C=768, H200: llmk against the fastest peers")),
+         dict(sources=[src("h200-gpu-run-perf-attention-B8-T1024-H3.json", ["fp32"]),
+                       src("h200-attention-flash-mma-ds-B8-T1024-J5.json", ["bf16"]),
+                       src("h200-gpu-run-perf-attention-B8-T1024-H3.json", ["bf16"],
+                           ["materialized", "flash"])],
+              title="attention_backward (and _recompute) B=8 T=1024 C=768 NH=12, H200, "
+                    "llmk: device time")),
+        (j("gelu-h200.png"), draw_bars,
+         dict(sources=[src("h200-gelu.json")],
+              title="gelu_backward B=8 T=1024 C=3072 (dinp +=), H200")),
+        (j("encoder-h200.png"), draw_bars,
+         dict(sources=[src("h200-encoder-folded-check-L1-checked.json")],
+              title="encoder_backward B=8 T=1024 C=768 V=50257, Zipf tokens, checked, H200")),
+        (j("classifier-h200.png"), draw_bars,
+         dict(sources=[src("h200-classifier-warp-merge-H1.json"),
+                       src("h200-classifier-row-in-shared-S3.json", impls=["peer:pytorch*"])],
+              title="classifier_backward B=8 T=1024 V=50257 Vp=50304, bf16, H200, "
+                    "llmk: device time")),
     ]
+
+
+def docs_plot_args(png):
+    """The arguments docs_plots() draws a PNG with."""
+    return next(kw for out, _, kw in docs_plots(".") if os.path.basename(out) == png)
 
 
 def make_docs(out_dir):
@@ -330,9 +506,22 @@ def make_docs(out_dir):
 
 # ---- self-test -----------------------------------------------------------------
 
+# Two runs of the documented history, for climb's checks.
+MATMUL_CLIMB = [
+    "first run=" + H("h200-seed-shape.json"),
+    "core before=" + H("h200-core-before-seed.json"),
+    "framework=" + H("h200-matmul-seed-after-framework.json"),
+    "wrapper (2 runs)=" + H("h200-matmul-before-after-wrapper.json") + ":A2/matmul-after-",
+]
+LAYERNORM_CLIMB = [
+    "first version=" + H("h200-layernorm-C768.json"),
+    "rows in registers=" + H("h200-layernorm-rows-C768-device.json"),
+    "warp_rows=" + H("h200-layernorm-warp-rows-C768-device-L5.json"),
+]
+
 
 def selftest():
-    """Checks on docs/results, with values read off its files by hand."""
+    """Checks on results/, with values read off its files by hand."""
     failures = []
 
     def expect(what, got, want, rel=1e-9):
@@ -341,36 +530,69 @@ def selftest():
         if not ok:
             failures.append(what)
 
-    machine, recs = load(R("h200-matmul-seed-after-framework.json"))[0]
+    flops = 4 * 8192 * 768 * 3072 + 8192 * 3072
+    machine, recs = load(H("h200-matmul-with-compile-peers.json"))[0]
     expect("matmul: metric", 1.0 if metric_of(recs) == "tflops" else 0.0, 1.0)
+    expect("matmul: operation", float(operation_of(recs) == "matmul_backward"), 1.0)
     rows = dict((n, v) for n, v, _ in bar_rows(recs, "bf16", "tflops"))
-    # 4·8192·768·3072 + 8192·3072 FLOPs in 0.14278 ms
-    expect("matmul bf16 cublas TFLOP/s", rows.get("cublas"),
-           (4 * 8192 * 768 * 3072 + 8192 * 3072) / 0.1427839994430542e-3 * 1e-12)
+    expect("matmul bf16 cublas TFLOP/s (0.16299 ms)", rows.get("cublas"),
+           flops / 0.16299200057983398e-3 * 1e-12)
+    expect("matmul: an imported row is marked", float("peer:pytorch-compile*" in rows), 1.0)
     expect("matmul fp32 ceiling (H200 datasheet)", ceiling(machine, recs, "fp32", "tflops")[0], 66.9)
     expect("matmul bf16 ceiling", ceiling(machine, recs, "bf16", "tflops")[0], 989.4)
-    machine, recs = load(R("h200-seed-shape.json"))[0]
+    machine, recs = load(H("h200-seed-shape.json"))[0]
     expect("an old file's record without precision is fp32",
            float(len(bar_rows(recs, "fp32", "tflops"))), float(len(recs)))
 
-    machine, recs = load(R("h200-layernorm-rows-C768-device.json"))[0]
+    machine, recs = load(H("h200-layernorm-warp-rows-C768-device-L5.json"))[0]
     expect("layernorm: metric GB/s", 1.0 if metric_of(recs) == "gbs" else 0.0, 1.0)
+    expect("layernorm: operation", float(operation_of(recs) == "layernorm_backward"), 1.0)
     expect("layernorm bf16 ceiling: its peer:copy", ceiling(machine, recs, "bf16", "gbs")[0],
-           2753.762286311071)
-    names = [n for n, _, _ in bar_rows(recs, "fp32", "gbs")]
+           next(r["gbs"] for r in recs if r["impl"] == "peer:copy" and r["precision"] == "bf16"))
+    names = [n for n, _, _ in bar_rows(recs, "bf16", "gbs")]
+    expect("layernorm: warp_rows is drawn", float("warp_rows" in names), 1.0)
     expect("layernorm: peer:copy is the ceiling, not a bar", float("peer:copy" in names), 0.0)
-    expect("layernorm: imported rows marked", float("peer:pytorch-eager*" in names), 1.0)
 
-    machine, recs = load(R("h200-attention-T1024.json"))[0]
-    names = [n for n, _, _ in bar_rows(recs, "bf16", "tflops")]
-    expect("attention: peer:copy (FLOPs over a copy's time) is not a TFLOP/s bar",
-           float("peer:copy" in names), 0.0)
-    expect("attention: cublas is", float("cublas" in names), 1.0)
+    metric, panels, _ = bar_panels(docs_plot_args("layernorm-C768-h200.png")["sources"])
+    bf16 = dict((n, v) for n, v, _ in next(rows for p, rows, _ in panels if p == "bf16"))
+    expect("layernorm plot: PyTorch's rows from another run, marked",
+           float(f"peer:pytorch-eager*{OTHER_RUN}" in bf16), 1.0)
+    expect("layernorm plot: warp_rows bf16 GB/s (L5)", bf16.get("warp_rows"),
+           next(r["gbs"] for r in recs if r["impl"] == "warp_rows" and r["precision"] == "bf16"))
 
-    runs = load(R("h200-matmul-before-after-wrapper.json") + ":A2/matmul-after-")
+    metric, panels, _ = bar_panels(docs_plot_args("attention-T1024-h200.png")["sources"])
+    by = dict((p, dict((n, v) for n, v, _ in rows)) for p, rows, _ in panels)
+    expect("attention plot: panels fp32 and bf16", float(sorted(by) == ["bf16", "fp32"]), 1.0)
+    B, T, C = 8, 1024, 768  # 4·B·C·T·(T+1) FLOPs, the causal half's four products
+    ds_ms = next(r["ms_median"] for r in load(H("h200-attention-flash-mma-ds-B8-T1024-J5.json"))[0][1]
+                 if r["impl"] == "flash_mma_ds")
+    expect(f"attention plot: bf16 has flash_mma_ds ({ds_ms:.4f} ms)",
+           by["bf16"].get("flash_mma_ds"), 4 * B * C * T * (T + 1) / ds_ms * 1e-9, rel=1e-6)
+    expect("attention plot: fp32 flash_mma from the gpu-run call",
+           float("flash_mma" in by["fp32"]), 1.0)
+    expect("attention plot: materialized bf16 from another run, marked",
+           float(f"materialized{OTHER_RUN}" in by["bf16"]), 1.0)
+    expect("attention plot: peer:copy is not a TFLOP/s bar",
+           float(any(n.startswith("peer:copy") for n in by["bf16"])), 0.0)
+
+    _, recs = load(H("h200-encoder-folded-check-L1-checked.json"))[0]
+    expect("encoder: operation", float(operation_of(recs) == "encoder_backward"), 1.0)
+    _, recs = load(H("h200-classifier-warp-merge-H1.json"))[0]
+    expect("classifier: operation", float(operation_of(recs) == "classifier_backward"), 1.0)
+    _, recs = load(H("h200-gelu.json"))[0]
+    expect("gelu: operation", float(operation_of(recs) == "gelu_backward"), 1.0)
+
+    g = read_gpt2_log(H("h200-gpt2-124M-bf16-L5.log"))
+    expect("gpt2: llmk's unfenced ms", g["llmk"], 10.9521)
+    expect("gpt2: torch.compile bf16 ms", g["pytorch"].get("compile_bf16"), 12.9218)
+    expect("gpt2: nine fenced steps", float(len(g["steps"])), 9.0)
+    expect("gpt2: attention's step", dict(g["steps"]).get("attention"), 3.3125)
+
+    runs = load(H("h200-matmul-before-after-wrapper.json") + ":A2/matmul-after-")
     expect("a run prefix takes each of its runs", float(len(runs)), 2.0)
+    expect("FILE@PRECISIONS", float(split_precisions("x.json:R@fp32,bf16") == ("x.json:R", ["fp32", "bf16"])),
+           1.0)
     labels, series, _ = climb_points(MATMUL_CLIMB, "fp32", ["tiled", "cublas"], "tflops")
-    flops = 4 * 8192 * 768 * 3072 + 8192 * 3072
     expect("climb: tiled, first run (3.917 ms)", series["tiled"][0][0],
            flops / 3.9171680212020874e-3 * 1e-12)
     expect("climb: tiled, last point: the median of two runs (2.228, 2.213 ms)",
@@ -382,13 +604,17 @@ def selftest():
     expect("layernorm climb: the first version's GB/s", series["blocked"][0][0], 1203.461821507872)
     expect("layernorm climb: its copy", ceilings[0], 2911.0088659577423)
 
-    try:
-        import matplotlib  # noqa: F401
-        have = True
-    except ImportError:
-        have = False
-        print("  (matplotlib not installed: the PNGs are not drawn; see --help)")
-    if have:
+    docs = sorted(os.path.basename(out) for out, _, _ in docs_plots("/tmp"))
+    shown = set()
+    for md in ("README.md", os.path.join("docs", "performance.md")):
+        path = os.path.join(REPO, md)
+        if os.path.exists(path):
+            shown |= set(re.findall(r"plots/([\w.-]+\.png)", open(path).read()))
+    expect("every PNG the docs show is drawn by `docs`", float(shown <= set(docs)), 1.0)
+    if not shown <= set(docs):
+        print("    not drawn:", sorted(shown - set(docs)))
+
+    if have_matplotlib():
         with tempfile.TemporaryDirectory() as tmp:
             for out, fn, kw in docs_plots(tmp):
                 fn(out=out, **kw)
@@ -398,22 +624,29 @@ def selftest():
                       f"({os.path.getsize(out) // 1024} KB)")
                 if not ok:
                     failures.append("drawing " + os.path.basename(out))
+    else:
+        print(f"  (matplotlib not found for {sys.executable}: the PNGs are not drawn; "
+              f"run with {DEBIAN_PYTHON} after scripts/setup.sh)")
     print(f"{len(failures)} failed" if failures else "all checks hold")
     return 1 if failures else 0
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] not in ("-h", "--help"):
+        restart_under_debian_python()
     if argv[:1] == ["--selftest"]:
         return selftest()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n".join(__doc__.splitlines()[2:]))
-    ap.add_argument("--selftest", action="store_true", help="the checks on docs/results")
+    ap.add_argument("--selftest", action="store_true", help="the checks on results/")
     sub = ap.add_subparsers(dest="command")
+    d = sub.add_parser("docs", help="every PNG the docs show, from results/")
+    d.add_argument("--out", default=os.path.join(REPO, "docs", "plots"))
     b = sub.add_parser("bars", help="a run's implementations and peers against the ceiling")
-    b.add_argument("result", help="llmk-perf's JSON (FILE, or FILE:RUN)")
-    b.add_argument("-o", "--out", help="the PNG (default: the JSON's name, .png)")
+    b.add_argument("results", nargs="+", help="llmk-perf's JSON: FILE[:RUN][@PRECISIONS]")
+    b.add_argument("-o", "--out", help="the PNG (default: the first JSON's name, .png)")
     b.add_argument("--metric", choices=list(UNIT), help="default: TFLOP/s if the records count FLOPs")
     b.add_argument("--ceiling", type=float, help="the ceiling, in the metric's unit")
     b.add_argument("--title")
@@ -425,17 +658,24 @@ def main(argv=None):
     c.add_argument("--metric", choices=list(UNIT))
     c.add_argument("--ceiling", type=float)
     c.add_argument("--title")
-    d = sub.add_parser("docs", help="docs/performance.md's PNGs from docs/results")
-    d.add_argument("--out", default=os.path.join(REPO, "docs", "plots"))
+    g = sub.add_parser("gpt2", help="llmk-gpt2-backward's output against PyTorch's times")
+    g.add_argument("logs", nargs="+", help="its printed output, one file a run")
+    g.add_argument("-o", "--out", required=True)
+    g.add_argument("--labels", help="comma list, one a log")
+    g.add_argument("--title")
     args = ap.parse_args(argv)
     if args.selftest:
         return selftest()
     if args.command == "bars":
-        out = args.out or os.path.splitext(args.result.split(":")[0])[0] + ".png"
-        print("wrote", draw_bars(args.result, out, args.metric, args.ceiling, args.title))
+        first = split_precisions(args.results[0])[0].split(":")[0]
+        out = args.out or os.path.splitext(first)[0] + ".png"
+        print("wrote", draw_bars(args.results, out, args.metric, args.ceiling, args.title))
     elif args.command == "climb":
         print("wrote", draw_climb(args.points, args.impls.split(","), args.precision.split(","),
                                   args.out, args.metric, args.title, args.ceiling))
+    elif args.command == "gpt2":
+        labels = args.labels.split(",") if args.labels else None
+        print("wrote", draw_gpt2(args.logs, args.out, labels, args.title))
     elif args.command == "docs":
         make_docs(args.out)
     else:

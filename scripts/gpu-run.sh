@@ -60,7 +60,7 @@ for step in "${steps[@]}"; do
         # In $LLMK_TEST_SHARDS gtest shards side by side (default 8): the
         # float64 references are CPU work, and one process at a time ran the
         # Cuda binary past a 10-minute call; 8 shards ran all but HugeRows
-        # in 107 s on the H200's 16 cores (docs/performance.md, call F2).
+        # in 107 s on the H200's 16 cores (results/h200/h200-suite-cuda-sharded-F2.txt).
         shards=${LLMK_TEST_SHARDS:-8} pids=()
         note "$name (--gtest_filter=$filter, $shards shards)"
         for ((i = 0; i < shards; ++i)); do

@@ -3,7 +3,9 @@
 # test suite with CTest.
 #
 # usage: scripts/test.sh [--backend openmp|cuda] [--kokkos 3.4.01|4.6.01] [--large]
-#                        [extra ctest arguments]
+#                        [--test-spaces SPACES] [--sanitize address|thread]
+#                        [extra ctest arguments, e.g. -L openmp, -R Bad]
+#   --backend openmp (default) or cuda (Kokkos::Cuda for sm_90; see docs/gpu.md)
 #   --kokkos  the Kokkos version to build against (default 3.4.01; see setup.sh);
 #             build/<backend> for 3.4.01, build/<backend>-kokkos<version> otherwise
 #   --large   also run the tests labelled `large` (the seed shape; slow on a CPU)
@@ -20,9 +22,14 @@
 #             under ASan); `thread` builds with TSan and runs the tests
 #             labelled `concurrency` with one OpenMP thread (libgomp is not
 #             instrumented: its own threads would be reported as races)
+#   -h, --help  this text (nothing installed or built); every script's options:
+#             docs/cli.md
 # Without a GPU, the Cuda tests of a cuda build report themselves skipped (where
 # no CUDA driver is installed, through the toolkit's libcuda stub: common.sh).
 set -euo pipefail
+for arg in "$@"; do
+  case $arg in -h|--help) sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
+done
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 llmk_parse_backend "$@"
 # Kokkos asks for a binding policy; unit tests run best unbound.
