@@ -25,9 +25,14 @@
 // result depends on exactly the inputs it mathematically does (a NaN reaches
 // what the reference's causal sums carry it to, no more).
 // Tiles and team shape: FlashAttentionTuning (kernels/attention_tuning.hpp).
+// On hosts (channels_inner) the tile products are register blocks
+// (kernels/block_product.hpp): GPT-2 124M's attention backward at B 8, T 256
+// took 586 ms on 16 Xeon cores with the earlier pair-at-a-time scores and
+// row-at-a-time (rank-1, through memory) accumulators.
 #pragma once
 
 #include <kernels/attention_tuning.hpp>
+#include <kernels/block_product.hpp>
 #include <kernels/fast_math.hpp>
 #include <kernels/tuning.hpp>
 #include <kernels/update.hpp>
@@ -81,22 +86,32 @@ void attention_flash_row_dots(const ExecSpace& exec, const FlashAttentionArgs<TI
 // floats at a stride of ld (HS rounded up to odd: a GPU warp reading one
 // channel of consecutive rows hits distinct banks), P and dS of
 // owned × streamed, and `acc_tiles` accumulator tiles of the owned rows.
+//
+// channels_inner (hosts): rows of a multiple of 16 floats (64-byte vectors
+// along the channels), and the key block's k and v also transposed, HS rows
+// of ldt keys (vectors along the keys for the score products).
 struct FlashTiles {
   int owned = 1, streamed = 1;
-  index_t ld = 1;
+  index_t hs = 1, ld = 1;
+  index_t ldt = 0;  // keys a transposed row holds; 0 without them
   int acc_tiles = 1;
   int level = 0;  // the scratch level they fit in
 
   FlashTiles() = default;
-  FlashTiles(int owned_, int streamed_, index_t HS, int acc_tiles_)
-      : owned(owned_), streamed(streamed_), ld(HS | 1), acc_tiles(acc_tiles_) {}
+  FlashTiles(int owned_, int streamed_, index_t HS, int acc_tiles_, bool channels_inner)
+      : owned(owned_), streamed(streamed_), hs(HS),
+        ld(channels_inner ? (HS + 15) / 16 * 16 : HS | 1), acc_tiles(acc_tiles_) {
+    const index_t keys = owned > streamed ? owned : streamed;
+    ldt = channels_inner ? (keys + 15) / 16 * 16 : 0;
+  }
 
   // Floats: owned rows ×2 (+ acc), streamed rows ×2, P and dS, lse and D of
-  // the query block (whichever it is: the larger of the two).
+  // the query block (whichever it is: the larger of the two), k and v
+  // transposed.
   KOKKOS_INLINE_FUNCTION std::size_t floats() const {
     const std::size_t o = std::size_t(owned), s = std::size_t(streamed);
     return (2 + std::size_t(acc_tiles)) * o * std::size_t(ld) + 2 * s * std::size_t(ld) +
-           2 * o * s + 2 * (o > s ? o : s);
+           2 * o * s + 2 * (o > s ? o : s) + 2 * std::size_t(hs) * std::size_t(ldt);
   }
   std::size_t bytes() const { return floats() * sizeof(float); }
 };
@@ -108,11 +123,14 @@ struct FlashTiles {
 // GPU, global memory).
 template <class Tuning>
 FlashTiles flash_tiles(int owned, int streamed, index_t HS, int acc_tiles) {
-  FlashTiles t(owned, streamed, HS, acc_tiles);
+  const auto tiles = [&](int o, int s) {
+    return FlashTiles(o, s, HS, acc_tiles, Tuning::channels_inner);
+  };
+  FlashTiles t = tiles(owned, streamed);
   while (t.bytes() > Tuning::scratch_bytes && (t.owned > 1 || t.streamed > 1)) {
-    if (t.streamed > 1) t.streamed = (t.streamed + 1) / 2;
-    else t.owned = (t.owned + 1) / 2;
-    if (t.streamed > t.owned) t.streamed = t.owned;
+    if (t.streamed > 1) t = tiles(t.owned, (t.streamed + 1) / 2);
+    else t = tiles((t.owned + 1) / 2, t.streamed);
+    if (t.streamed > t.owned) t = tiles(t.owned, t.owned);
   }
   t.level = t.bytes() > Tuning::scratch_bytes ? 1 : Tuning::scratch_level;
   return t;
@@ -166,6 +184,8 @@ struct FlashCommon {
     float* dS;
     float* lse;       // the query block's
     float* D;
+    float* kT;        // channels_inner: HS × ldt, the key block's k transposed
+    float* vT;        //                 and its v
   };
 
   KOKKOS_INLINE_FUNCTION Tiles carve(const Member& team) const {
@@ -184,7 +204,10 @@ struct FlashCommon {
     t.P = p, p += ps;
     t.dS = p, p += ps;
     t.lse = p, p += rows;
-    t.D = p;
+    t.D = p, p += rows;
+    const std::size_t transposed = std::size_t(tiles.hs) * std::size_t(tiles.ldt);
+    t.kT = p, p += transposed;
+    t.vT = p;
     return t;
   }
 
@@ -194,9 +217,30 @@ struct FlashCommon {
                                         const index_t ld_src, const index_t b, const index_t t0,
                                         const index_t n) const {
     const index_t ld = tiles.ld, hs = HS, T = a.T;
+    if (Tuning::channels_inner) {  // a row a thread, no division per element
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](const index_t i) {
+        const TIn* const row = src + (b * T + t0 + i) * ld_src;
+        LLMK_SIMD
+        for (index_t d = 0; d < hs; ++d) dst[i * ld + d] = to_float(row[d]);
+      });
+      return;
+    }
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n * hs), [&](const index_t e) {
       const index_t i = e / hs, d = e % hs;
       dst[i * ld + d] = to_float(src[(b * T + t0 + i) * ld_src + d]);
+    });
+  }
+
+  // channels_inner: the staged key rows k and v [0, n) transposed into
+  // t.kT and t.vT (channel d's row holds the n keys' values).
+  KOKKOS_INLINE_FUNCTION void transpose_keys(const Member& team, const Tiles& t, const float* k,
+                                             const float* v, const index_t n) const {
+    const index_t ld = tiles.ld, ldt = tiles.ldt, hs = HS;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, hs), [&](const index_t d) {
+      for (index_t j = 0; j < n; ++j) {
+        t.kT[d * ldt + j] = k[j * ld + d];
+        t.vT[d * ldt + j] = v[j * ld + d];
+      }
     });
   }
 
@@ -248,33 +292,44 @@ struct FlashCommon {
     t.dS[i * nk + j] = causal ? p * (dp - t.D[i]) : 0.0f;
   }
 
-  // Hosts: a pair at a time, its two dot products in one loop the compiler
-  // vectorizes (omp simd).
+  // Hosts: the tile's sums S = q·kᵀ into P and dP = dout_h·vᵀ into dS, a
+  // register block of queries × keys at a time over the channels
+  // (product_rows, with the transposed keys t.kT and t.vT), then per query
+  // row P and dS from them in one vectorized loop. The masked pairs' sums
+  // are computed and then replaced by 0 (selected, not multiplied: a NaN in
+  // a masked pair's k or v goes nowhere).
   KOKKOS_INLINE_FUNCTION void scores_by_pairs(const Member& team, const Tiles& t, const float* q,
-                                              const float* g, const float* k, const float* v,
+                                              const float* g, const float*, const float*,
                                               const index_t q0, const index_t nq,
                                               const index_t k0, const index_t nk) const {
-    const index_t ld = tiles.ld, hs = HS;
-    const float alpha = a.alpha;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nq * nk), [&](const index_t e) {
-      const index_t i = e / nk, j = e % nk;
-      float p = 0.0f, ds = 0.0f;
-      if (k0 + j <= q0 + i) {
-        const float* const qi = q + i * ld;
-        const float* const gi = g + i * ld;
-        const float* const kj = k + j * ld;
-        const float* const vj = v + j * ld;
-        float s = 0.0f, dp = 0.0f;
-        LLMK_SIMD_REDUCTION(s, dp)
-        for (index_t d = 0; d < hs; ++d) {
-          s += qi[d] * kj[d];
-          dp += gi[d] * vj[d];
+    const index_t ld = tiles.ld, ldt = tiles.ldt, hs = HS;
+    constexpr int R = kProductRows;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (nq + R - 1) / R), [&](const index_t rb) {
+      const index_t i0 = rb * R;
+      const int rows = nq - i0 < R ? int(nq - i0) : R;
+      const RowRanges<R> all(0, hs);
+      for_column_chunks(nk, [&](const index_t j0, auto width) {
+        constexpr int NJ = decltype(width)::value;
+        product_rows<R, NJ>(t.P + i0 * nk + j0, nk, q + i0 * ld, ld, 1, t.kT + j0, ldt, all,
+                            rows, false);
+        product_rows<R, NJ>(t.dS + i0 * nk + j0, nk, g + i0 * ld, ld, 1, t.vT + j0, ldt, all,
+                            rows, false);
+      });
+      const float alpha = a.alpha;
+      for (int r = 0; r < rows; ++r) {
+        const index_t i = i0 + r;
+        const float lse = t.lse[i], D = t.D[i];
+        float* const P = t.P + i * nk;
+        float* const dS = t.dS + i * nk;
+        const index_t causal_end = q0 + i - k0 + 1;  // keys j < this are causal
+        LLMK_SIMD
+        for (index_t j = 0; j < nk; ++j) {
+          const bool causal = j < causal_end;
+          const float p = causal ? fast_exp(alpha * P[j] - lse) : 0.0f;
+          P[j] = p;
+          dS[j] = causal ? p * (dS[j] - D) : 0.0f;
         }
-        p = fast_exp(alpha * s - t.lse[i]);
-        ds = p * (dp - t.D[i]);
       }
-      t.P[e] = p;
-      t.dS[e] = ds;
     });
   }
 
@@ -336,6 +391,14 @@ struct FlashCommon {
     const index_t ld = tiles.ld, hs = HS, T = a.T, C = a.C;
     TD* const dst = a.dqkv + part * C + h * HS;
     const bool overwrite = a.overwrite;
+    if (Tuning::channels_inner) {  // a row a thread, no division per element
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](const index_t i) {
+        TD* const row = dst + (b * T + t0 + i) * 3 * C;
+        LLMK_SIMD
+        for (index_t d = 0; d < hs; ++d) update(row[d], scale * acc[i * ld + d], overwrite);
+      });
+      return;
+    }
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n * hs), [&](const index_t e) {
       const index_t i = e / hs, d = e % hs;
       update(dst[(b * T + t0 + i) * 3 * C + d], scale * acc[i * ld + d], overwrite);
@@ -381,6 +444,10 @@ struct FlashDkDv : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
       this->load_keys(team, t.owned0, t.owned1, b, h, k0, nk);
       this->zero(team, t.acc, 2 * index_t(tiles.owned) * ld);
       team.team_barrier();
+      if (Tuning::channels_inner) {
+        this->transpose_keys(team, t, t.owned0, t.owned1, nk);
+        team.team_barrier();
+      }
       for (index_t q0 = k0 / bq * bq; q0 < T; q0 += bq) {
         const index_t nq = T - q0 < bq ? T - q0 : bq;
         this->load_queries(team, t, t.streamed0, t.streamed1, b, h, q0, nq);
@@ -391,16 +458,25 @@ struct FlashDkDv : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
         // causal queries i ≥ k0 + j − q0, in increasing i.
         const float* const q = t.streamed0;
         const float* const g = t.streamed1;
-        if (Tuning::channels_inner) {  // hosts: rank-1 updates along a row (vectorized)
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nk), [&](const index_t j) {
-            const index_t first = k0 + j - q0 > 0 ? k0 + j - q0 : 0;
-            for (index_t i = first; i < nq; ++i) {
-              const float p = t.P[i * nk + j], ds = t.dS[i * nk + j];
-              for (index_t d = 0; d < hs; ++d) {
-                dv[j * ld + d] += p * g[i * ld + d];
-                dk[j * ld + d] += ds * q[i * ld + d];
-              }
+        if (Tuning::channels_inner) {  // hosts: register blocks of keys × channels
+          constexpr int R = kProductRows;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (nk + R - 1) / R),
+                               [&](const index_t jb) {
+            const index_t j0 = jb * R;
+            const int rows = nk - j0 < R ? int(nk - j0) : R;
+            RowRanges<R> causal;  // key j0 + r: the queries i ≥ k0 + j0 + r − q0
+            for (int r = 0; r < R; ++r) {
+              const index_t first = k0 + j0 + r - q0;
+              causal.lo[r] = first > 0 ? first : 0;
+              causal.hi[r] = nq;
             }
+            for_column_chunks(hs, [&](const index_t d0, auto width) {
+              constexpr int NJ = decltype(width)::value;
+              product_rows<R, NJ>(dv + j0 * ld + d0, ld, t.P + j0, 1, nk, g + d0, ld, causal,
+                                  rows, true);
+              product_rows<R, NJ>(dk + j0 * ld + d0, ld, t.dS + j0, 1, nk, q + d0, ld, causal,
+                                  rows, true);
+            });
           });
         } else {
           add_key_terms(team, t, dk, dv, q, g, q0, nq, k0, nk);
@@ -506,18 +582,32 @@ struct FlashDq : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
         const index_t nk = T - k0 < bk ? T - k0 : bk;
         this->load_keys(team, t.streamed0, t.streamed1, b, h, k0, nk);
         team.team_barrier();
+        if (Tuning::channels_inner) {
+          this->transpose_keys(team, t, t.streamed0, t.streamed1, nk);
+          team.team_barrier();
+        }
         this->scores(team, t, t.owned0, t.owned1, t.streamed0, t.streamed1, q0, nq, k0, nk);
         team.team_barrier();
         // dq[i] += Σ_j dS[i, j]·k[j] over the causal keys j ≤ q0 + i − k0, in
         // increasing j.
         const float* const k = t.streamed0;
-        if (Tuning::channels_inner) {
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nq), [&](const index_t i) {
-            const index_t end = q0 + i - k0 + 1 < nk ? q0 + i - k0 + 1 : nk;
-            for (index_t j = 0; j < end; ++j) {
-              const float ds = t.dS[i * nk + j];
-              for (index_t d = 0; d < hs; ++d) dq[i * ld + d] += ds * k[j * ld + d];
+        if (Tuning::channels_inner) {  // hosts: register blocks of queries × channels
+          constexpr int R = kProductRows;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (nq + R - 1) / R),
+                               [&](const index_t ib) {
+            const index_t i0 = ib * R;
+            const int rows = nq - i0 < R ? int(nq - i0) : R;
+            RowRanges<R> causal;  // query i0 + r: the keys j ≤ q0 + i0 + r − k0
+            for (int r = 0; r < R; ++r) {
+              const index_t end = q0 + i0 + r - k0 + 1;
+              causal.lo[r] = 0;
+              causal.hi[r] = end < nk ? end : nk;
             }
+            for_column_chunks(hs, [&](const index_t d0, auto width) {
+              constexpr int NJ = decltype(width)::value;
+              product_rows<R, NJ>(dq + i0 * ld + d0, ld, t.dS + i0 * nk, nk, 1, k + d0, ld,
+                                  causal, rows, true);
+            });
           });
         } else {
           add_query_terms(team, t, dq, k, q0, nq, k0, nk);

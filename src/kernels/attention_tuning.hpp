@@ -28,14 +28,16 @@ struct AttentionTuning {
 // dkdv_keys keys and streams dkdv_queries queries a step, FlashDq owns
 // dq_queries queries and streams dq_keys keys; a team of team_size threads
 // keeps its tiles in scratch_level scratch, at most scratch_bytes (smaller
-// blocks for wide heads: flash_tiles). channels_inner: a thread computes a
-// tile's P and dS a pair at a time and adds its terms to whole rows of the
-// accumulators, channels innermost (host loops that vectorize); otherwise
+// blocks for wide heads: flash_tiles). channels_inner (hosts): a thread
+// computes the tile's products a register block of 4 rows × 64 (or 16)
+// columns at a time (kernels/block_product.hpp: the scores along the keys,
+// from the key block transposed, the accumulators along the channels), then
+// P and dS a query row at a time, loops the compiler vectorizes; otherwise
 // (a GPU's) a thread per micro-tile of score_rows × score_cols pairs, then
 // per micro-tile of acc_rows × acc_cols accumulator elements, reads of
 // consecutive channels by consecutive threads.
-// Hosts: one thread per team, 64-row blocks (HS = 64: 4 tiles of 16 KiB and
-// the 64 × 64 P and dS, 130 KiB in L2). Not tuned by measurement yet.
+// Hosts: one thread per team, 64-row blocks (HS = 64: 6 tiles of 16 KiB,
+// the 64 × 64 P and dS and k, v transposed, 164 KiB in L2).
 template <class ExecSpace>
 struct FlashAttentionTuning {
   static constexpr int team_size = 1;

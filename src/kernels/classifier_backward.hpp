@@ -284,19 +284,73 @@ class ClassifierRows {
   int V_, packs_;
 };
 
-// The fused kernel with 16-byte packs where Vp is a multiple of the pack and
-// both arrays are aligned to it, else element by element.
+// Hosts: a thread per row, three passes over it that the compiler vectorizes
+// (host_blocks.hpp says why they are a function of their own): its max, its
+// sum of exponentials, then dlogits. The row (200 KB at GPT-2's Vp in fp32)
+// comes from memory once; the second and third passes find it in L2. The
+// exponentials and the loss as ClassifierRows' (Online::exp_of; −inf
+// elements add 0 to the sum, NaN comes through to every output of the row).
+template <class T>
+inline void classifier_row_host(T* dx, const T* x, const int V, const int Vp, const int t,
+                                const float scale, float* loss) {
+  const float x_t = t >= 0 && t < V ? to_float(x[t]) : quiet_nan();  // before dx overwrites it
+  float max = neg_inf();
+#if defined(_OPENMP)
+#pragma omp simd reduction(max : max)
+#endif
+  for (int c = 0; c < V; ++c) {
+    const float v = to_float(x[c]);
+    max = v > max ? v : max;
+  }
+  float sum = 0.0f;
+#if defined(_OPENMP)
+#pragma omp simd reduction(+ : sum)
+#endif
+  for (int c = 0; c < V; ++c) {
+    const float v = to_float(x[c]);
+    sum += v == neg_inf() ? 0.0f : Online::exp_of(v - max);
+  }
+  const float inv_sum = 1.0f / sum;
+  LLMK_SIMD
+  for (int c = 0; c < V; ++c) {
+    const float v = to_float(x[c]);
+    const float prob = (v == neg_inf() ? 0.0f : Online::exp_of(v - max)) * inv_sum;
+    dx[c] = from_float<T>((prob - (c == t ? 1.0f : 0.0f)) * scale);
+  }
+  for (int c = V; c < Vp; ++c) dx[c] = from_float<T>(0.0f);
+  if (loss != nullptr) *loss = compat::log(sum) + (max - x_t);
+}
+
+template <class ExecSpace, class T>
+void classifier_rows_host(const ExecSpace& exec, const ClassifierArgs<ExecSpace, T>& a) {
+  const int V = a.V, Vp = int(a.logits.extent(1));
+  Kokkos::parallel_for(
+      "llmk::classifier_rows_host", Range<ExecSpace>(exec, 0, index_t(a.logits.extent(0))),
+      [=](const index_t m) {
+        classifier_row_host(&a.dlogits(m, 0), &a.logits(m, 0), V, Vp, a.targets(m),
+                            classifier_dloss(a, m),
+                            a.losses.extent(0) != 0 ? &a.losses(m) : nullptr);
+      });
+}
+
+// The fused kernel: on a GPU with 16-byte packs where Vp is a multiple of
+// the pack and both arrays are aligned to it, else element by element; on a
+// host, classifier_rows_host.
 template <class ExecSpace, class T>
 void run_classifier_rows(const ExecSpace& exec, const ClassifierArgs<ExecSpace, T>& a) {
-  using Tuning = ClassifierTuning<ExecSpace>;
-  constexpr int N = Tuning::pack_bytes / int(sizeof(T));
-  const auto aligned = [](const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p) % Tuning::pack_bytes == 0;
-  };
-  if (a.logits.extent(1) % N == 0 && aligned(a.logits.data()) && aligned(a.dlogits.data())) {
-    ClassifierRows<ExecSpace, T, N>(a).run(exec);
+  if constexpr (compat::is_host_space<ExecSpace>) {
+    classifier_rows_host(exec, a);
   } else {
-    ClassifierRows<ExecSpace, T, 1>(a).run(exec);
+    using Tuning = ClassifierTuning<ExecSpace>;
+    constexpr int N = Tuning::pack_bytes / int(sizeof(T));
+    const auto aligned = [](const void* p) {
+      return reinterpret_cast<std::uintptr_t>(p) % Tuning::pack_bytes == 0;
+    };
+    if (a.logits.extent(1) % N == 0 && aligned(a.logits.data()) && aligned(a.dlogits.data())) {
+      ClassifierRows<ExecSpace, T, N>(a).run(exec);
+    } else {
+      ClassifierRows<ExecSpace, T, 1>(a).run(exec);
+    }
   }
 }
 

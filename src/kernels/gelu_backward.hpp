@@ -10,12 +10,16 @@
 //    arrays are equally misaligned (the usual case: all aligned) after a head
 //    of elements before the first pack boundary; the head and the tail past
 //    the last whole pack are single elements, in the same launch. Arrays of
-//    different alignments run element by element.
+//    different alignments run element by element. On host spaces it runs
+//    blocks of elements instead, each a vectorized loop (host_blocks.hpp):
+//    packs are a GPU's way to move 16 bytes a load.
 #pragma once
 
 #include <kernels/gelu.hpp>
+#include <kernels/host_blocks.hpp>
 #include <kernels/pack.hpp>
 #include <kernels/update.hpp>
+#include <llmk/compat.hpp>
 #include <llmk/types.hpp>
 
 #include <algorithm>
@@ -47,6 +51,23 @@ void gelu_backward_elements(const ExecSpace& exec, const Args& a) {
                        KOKKOS_LAMBDA(const index_t i) { gelu_backward_element(a, i); });
 }
 
+// Elements [i0, i1) on a host thread, a loop the compiler vectorizes: the
+// float operations of gelu_backward_element.
+template <class In, class DInp>
+inline void gelu_backward_block(DInp* __restrict dinp, const In* __restrict dout,
+                                const In* __restrict inp, const index_t i0, const index_t i1,
+                                const bool overwrite) {
+  if (overwrite) {
+    LLMK_SIMD
+    for (index_t i = i0; i < i1; ++i)
+      dinp[i] = from_float<DInp>(gelu_grad(to_float(inp[i])) * to_float(dout[i]));
+  } else {
+    LLMK_SIMD
+    for (index_t i = i0; i < i1; ++i)
+      dinp[i] = from_float<DInp>(to_float(dinp[i]) + gelu_grad(to_float(inp[i])) * to_float(dout[i]));
+  }
+}
+
 // Where the packs of `size` elements of Bytes bytes lie: elements [head,
 // head + packs·size); none unless the three arrays are misaligned alike.
 struct GeluPackPlan {
@@ -70,7 +91,7 @@ GeluPackPlan gelu_pack_plan(const Args& a) {
 }
 
 template <class ExecSpace, class Args>
-void gelu_backward_packed(const ExecSpace& exec, const Args& a) {
+void gelu_backward_packs(const ExecSpace& exec, const Args& a) {
   using In = typename decltype(a.dout)::non_const_value_type;
   using DInp = typename decltype(a.dinp)::value_type;
   constexpr int kBytes = 16;
@@ -102,6 +123,23 @@ void gelu_backward_packed(const ExecSpace& exec, const Args& a) {
           gelu_backward_element(a, k < head ? k : tail + (k - head));
         }
       });
+}
+
+// Packs on a GPU, blocks on a host.
+template <class ExecSpace, class Args>
+void gelu_backward_packed(const ExecSpace& exec, const Args& a) {
+  if constexpr (compat::is_host_space<ExecSpace>) {
+    const auto* const dout = a.dout.data();
+    const auto* const inp = a.inp.data();
+    auto* const dinp = a.dinp.data();
+    const bool overwrite = a.overwrite_dinp;
+    for_each_block("llmk::gelu_backward_blocks", exec, index_t(a.dinp.extent(0)),
+                   [=](const index_t i0, const index_t i1) {
+                     gelu_backward_block(dinp, dout, inp, i0, i1, overwrite);
+                   });
+  } else {
+    gelu_backward_packs(exec, a);
+  }
 }
 
 }  // namespace llmk::kernels

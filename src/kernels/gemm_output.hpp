@@ -15,6 +15,7 @@
 
 #include <core/workspace.hpp>
 #include <kernels/gelu.hpp>
+#include <kernels/tuning.hpp>
 #include <kernels/update.hpp>
 #include <llmk/compat.hpp>
 
@@ -69,11 +70,17 @@ class GemmOutput {
     const bool gelu = gelu_, overwrite = overwrite_;
     const index_t rows = out.extent(0), cols = out.extent(1);
     if constexpr (compat::is_host_space<ExecSpace>) {
-      // A row a thread's step: no index split by a division per element.
+      // A row a thread's step, a loop over its columns that the compiler
+      // vectorizes (host_blocks.hpp says why it is a function of its own).
       Kokkos::parallel_for(
-          "llmk::gemm_output_finish", Range<ExecSpace>(exec, 0, rows),
-          KOKKOS_LAMBDA(const index_t r) {
-            for (index_t c = 0; c < cols; ++c) finish_one(out, target, pre, r, c, gelu, overwrite);
+          "llmk::gemm_output_finish", Range<ExecSpace>(exec, 0, rows), [=](const index_t r) {
+            T* const o = &out(r, 0);
+            const float* const t = &target(r, 0);
+            if (!gelu) {
+              finish_cols<false>(o, t, static_cast<const TI*>(nullptr), cols, overwrite);
+            } else {
+              finish_cols<true>(o, t, &pre(r, 0), cols, overwrite);
+            }
           });
     } else {
       Kokkos::parallel_for(
@@ -85,6 +92,22 @@ class GemmOutput {
   }
 
  private:
+  // Hosts: one row's columns; o may be t (not staged: scaled in place), each
+  // element read before it is written.
+  template <bool kGelu, class TI>
+  static void finish_cols(T* o, const float* t, const TI* pre, const index_t cols,
+                          const bool overwrite) {
+    if (overwrite) {
+      LLMK_SIMD
+      for (index_t c = 0; c < cols; ++c)
+        o[c] = from_float<T>(t[c] * (kGelu ? gelu_grad(to_float(pre[c])) : 1.0f));
+    } else {
+      LLMK_SIMD
+      for (index_t c = 0; c < cols; ++c)
+        o[c] = from_float<T>(to_float(o[c]) + t[c] * (kGelu ? gelu_grad(to_float(pre[c])) : 1.0f));
+    }
+  }
+
   // Not staged: out is target (float, overwritten), scaled in place.
   template <class Out, class Target, class Pre>
   KOKKOS_INLINE_FUNCTION static void finish_one(const Out& out, const Target& target,

@@ -61,9 +61,9 @@ struct ClassifierBackwardContract {
   static constexpr float kDloss = 0.375f;
 
   static std::string name() { return "classifier_backward"; }
-  // Each row's sums in an order fixed by Vp and the tuning, which is one for
-  // every host space (kernels/tuning.hpp's ClassifierTuning): the same bits
-  // on Serial and OpenMP.
+  // Each row's sums in an order fixed by Vp (and on a GPU the tuning): host
+  // spaces run one function a row (kernels/classifier_backward.hpp's
+  // classifier_row_host), the same bits on Serial and OpenMP.
   static constexpr bool same_bits_on_host_spaces = true;
   // float logits (M, Vp), float dloss (M), int32 targets: no two inputs to
   // share memory.

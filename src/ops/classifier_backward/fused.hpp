@@ -2,6 +2,8 @@
 // loads where the rows are aligned to them, the row's max and sum in one
 // online pass, reduced over the team, then dlogits from a second read of the
 // row, which the first left in the cache (kernels/classifier_backward.hpp).
+// On a host: a thread per row, its max, sum and dlogits in three vectorized
+// passes, the row read from memory once (classifier_row_host).
 #pragma once
 
 #include <ops/classifier_backward/problem.hpp>
