@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""PyTorch's backward of an llmk operation on llmk's shapes, as a peer for llmk-perf on CUDA.
+"""PyTorch's backward of an llmk operation on llmk's shapes, as a peer for llmk-perf on CUDA or the CPU.
 
-Three operations (--op, or the operation's name as an argument, as llmk-perf's
+Six operations (--op, or the operation's name as an argument, as llmk-perf's
 subcommand; default matmul_backward); the code of each is in perf/torch_peers/.
+On a CUDA GPU by default; --device cpu times PyTorch's CPU backward instead
+(below).
 
 matmul_backward: times out.backward(dout) for out = F.linear(inp, weight, bias)
 (peer:pytorch), in each precision llmk-perf has (--precision, as llmk-perf's):
@@ -79,19 +81,51 @@ with Inductor's caches as found (a second run of the script compiles from
 them; TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 measures a cold compile).
 
 Like llmk-perf: warm-up, then CUDA events around each call, the L2 flushed
-between repeats, the median and min reported; with --runs N, N timing runs of
---repeat calls one after the other: ms_median is the median of the runs'
-medians, and the JSON has each run's median and their min and max
-(run_medians_ms, ms_median_min, ms_median_max). Each output's relative L2
+between repeats (a buffer of twice its size written), the median and min
+reported; with --runs N, N timing runs of --repeat calls one after the
+other: ms_median is the median of the runs' medians, and the JSON has each
+run's median and their min and max (run_medians_ms, ms_median_min,
+ms_median_max). Each output's relative L2
 error against a float64 computation from the very same inputs (matmul and
 layernorm: reported, not judged). Writes a JSON record per precision (and row)
 that llmk-perf --import reads, so that llmk-perf's table shows PyTorch beside
 llmk's implementations.
 
+--device cpu (default cuda): PyTorch's CPU backward instead, for
+`llmk-perf <op> --backend openmp --import FILE`: the same operations, shapes,
+rows and records (their "backend" ATen's parallel backend, "OpenMP" in
+PyTorch's wheels, as llmk-perf's OpenMP rows; the JSON's "machine" says
+{"cpu", "threads", "torch"} instead of {"gpu"}). What differs on the CPU:
+  threads     torch.set_num_threads(--threads N), default OMP_NUM_THREADS or
+              every CPU the process may use (OMP_NUM_THREADS is set to N too,
+              before torch is imported, for the OpenMP of Inductor's kernels)
+  timing      the wall clock (time.perf_counter) around each call (CPU ops
+              return when done), warm-up first, the median of the repeats
+  caches      not flushed by default, as llmk-perf does not on a host (its
+              perf/harness/l2_flush.hpp: host caches are small next to the
+              data); --llc-flush writes a buffer of twice the last-level
+              cache (sysfs) before each timed call, as the GPU's L2 flush
+  tf32        no TF32 on the CPU: a skipped row saying so
+  compile     real Inductor (C++ code generation: needs a C++ compiler),
+              mode "default" only (matmul_backward: with --compile); modes
+              with CUDA graphs ("reduce-overhead", "max-autotune") dropped
+              with a printed reason; --compile-modes picks others
+  -kernels    the profiler's CUDA kernel time: printed as skipped, with the
+              reason, and left out of the JSON (no such thing on the CPU)
+  SDPA        attention's rows try every backend as on CUDA: math runs on
+              the CPU, and flash where this PyTorch has its CPU kernel
+              (2.2 on); efficient and cudnn are skipped rows saying why
+  layernorm   bf16 eager: mean and rstd rounded to bf16 first, as PyTorch's
+              CPU forward saves them (its CPU kernel refuses float ones)
+Each timed record's note ends with the threads, the clock and the flush.
+perf/torch_cpu_rows.sh runs all six operations both sides at GPT-2 124M's CPU
+benchmark shapes.
+
 usage: python3 perf/torch_baseline.py [matmul_backward] [--B 8 --T 1024 --C 768 --OC 3072]
            [--precision fp32|tf32|bf16|bf16-fp32grad|all (comma lists too)]
            [--gelu] [--overwrite-dinp] [--compile | --compile-modes LIST]
            [--repeat 100] [--warmup 10] [--runs 1] [--json PATH]
+           [--device cuda|cpu] [--threads N] [--llc-flush]   (each operation)
        python3 perf/torch_baseline.py layernorm_backward [--B 8 --T 1024 --C 768]
            [--precision fp32|bf16|bf16-fp32grad|all] [--overwrite-dinp]
            [--no-compile | --compile-modes LIST] [--repeat 100] [--warmup 10] [--runs 1] [--json PATH]
@@ -104,16 +138,20 @@ usage: python3 perf/torch_baseline.py [matmul_backward] [--B 8 --T 1024 --C 768 
            [--precision fp32|bf16|all] [--no-compile | --compile-modes LIST]
            [--repeat 100] [--warmup 10] [--runs 1] [--json PATH]
 Arguments of llmk-perf's it does not share are ignored, so that one argument
-list serves both (scripts/gpu-run.sh). Without a CUDA GPU (or without
+list serves both (scripts/gpu-run.sh); --threads, llmk-perf's too, is used
+by --device cpu only. Without a CUDA GPU in the CUDA mode (or without
 PyTorch) it says so and exits with 0.
 """
 import argparse
 import json
+import os
 import sys
 import warnings
 
 from torch_peers import attention, classifier, encoder, gelu, layernorm, matmul
-from torch_peers.common import COMPILE_MODE_SUFFIX
+from torch_peers.common import (COMPILE_MODE_SUFFIX, CPU_NO_KERNELS, compile_impl, cpu_model,
+                                cpu_parallel_backend, default_threads, last_level_cache_bytes,
+                                uses_cudagraphs)
 
 OPS = {"matmul_backward": matmul, "layernorm_backward": layernorm,
        "attention_backward": attention, "classifier_backward": classifier,
@@ -157,7 +195,8 @@ def parse_args(argv=None):
                     help="matmul_backward: add the torch.compile rows (modes "
                     + ", ".join(matmul.COMPILE_MODES) + ")")
     ap.add_argument("--compile-modes",
-                    help="comma list of torch.compile modes to give rows (" +
+                    help="comma list of torch.compile modes to give rows (--device cpu: "
+                    "'default' where the CUDA mode has compile rows; no CUDA graphs) (" +
                     ", ".join(COMPILE_MODE_SUFFIX) + "), or 'none'; default: layernorm_backward "
                     + ",".join(layernorm.COMPILE_MODES) + "; attention_backward "
                     + ",".join(attention.COMPILE_MODES) + "; matmul_backward none (--compile: "
@@ -168,6 +207,15 @@ def parse_args(argv=None):
     ap.add_argument("--runs", type=int, default=1,
                     help="timing runs per row, one after the other (their spread in the JSON)")
     ap.add_argument("--json", help="write the records here")
+    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
+                    help="time PyTorch on the GPU (default) or on the CPU (for llmk-perf "
+                    "--backend openmp)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="--device cpu: torch.set_num_threads (default OMP_NUM_THREADS, else "
+                    "every CPU this process may use); ignored on cuda")
+    ap.add_argument("--llc-flush", action="store_true",
+                    help="--device cpu: write a buffer of twice the last-level cache before each "
+                    "timed call (default: no flush, as llmk-perf on a host)")
     args, _ = ap.parse_known_args(argv)  # llmk-perf arguments it does not share are ignored
     ops = set(named + ([args.op] if args.op else []))
     if len(ops) > 1:
@@ -183,15 +231,19 @@ def parse_args(argv=None):
     for name in ("B", "T", "C", "OC", "NH", "V", "Vp", "repeat", "runs"):
         if getattr(args, name) < 1:
             ap.error(f"--{name}: at least 1 (got {getattr(args, name)})")
+    if args.threads is not None and args.threads < 1:
+        ap.error(f"--threads: at least 1 (got {args.threads})")
     if args.warmup < 0:
         ap.error(f"--warmup: at least 0 (got {args.warmup})")
     if args.op == "classifier_backward" and args.V > args.Vp:
         ap.error(f"--V {args.V} exceeds --Vp {args.Vp}")
     if args.op == "attention_backward" and args.C % args.NH != 0:
         ap.error(f"--C {args.C} is not a multiple of --NH {args.NH}")
+    explicit = False
     if args.no_compile or args.compile_modes == "none":
         args.compile_modes = []
     elif args.compile_modes:
+        explicit = True
         args.compile_modes = args.compile_modes.split(",")
         for mode in args.compile_modes:
             if mode not in COMPILE_MODE_SUFFIX:
@@ -200,19 +252,94 @@ def parse_args(argv=None):
         args.compile_modes = list(matmul.COMPILE_MODES) if args.compile else []
     else:
         args.compile_modes = list(module.COMPILE_MODES)
+    # The CPU's modes: "default" where the CUDA mode has compile rows (its
+    # other defaults are CUDA graphs' or GPU autotuning's); those asked for,
+    # less the CUDA graphs' (a CUDA feature), each dropped with the reason.
+    args.dropped_modes = []
+    if args.device == "cpu":
+        if not explicit:
+            args.compile_modes = ["default"] if args.compile_modes else []
+        for mode in args.compile_modes:
+            if uses_cudagraphs(mode):
+                args.dropped_modes.append(
+                    (mode, "CUDA graphs are CUDA only: no such row with --device cpu"))
+        args.compile_modes = [m for m in args.compile_modes if not uses_cudagraphs(m)]
     return args
 
 
-def main():
-    args = parse_args()
+def finish(args, machine, records):
+    """Writes --json; the exit status: 1 when a row is over its tolerance."""
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": machine, "records": records}, f, indent=2)
+    failed = [f"{r['impl']} ({r['precision']})" for r in records if r.get("valid") is False]
+    if failed:
+        print("torch_baseline.py: rows over their tolerance: " + ", ".join(failed), file=sys.stderr)
+    return 1 if failed else 0
+
+
+# Why --device cpu has no tf32 row.
+NO_TF32 = ("--device cpu: no TF32 on the CPU (torch.backends.cuda.matmul.allow_tf32 is cuBLAS's "
+           "setting; PyTorch's CPU float32 products stay float32)")
+
+
+def run_cpu(torch, args, threads):
+    """--device cpu: every precision's rows on the CPU, their records as the
+    CUDA mode's (backend: ATen's parallel backend), the JSON's machine the CPU's."""
+    torch.set_num_threads(threads)
+    dev = torch.device("cpu")
+    flushed = "caches not flushed (as llmk-perf on a host)"
+    flush = torch.empty(0, dtype=torch.uint8)  # zero_() of nothing: no flush
+    if args.llc_flush:
+        llc, where = last_level_cache_bytes()
+        if llc > 0:
+            flush = torch.empty(2 * llc, dtype=torch.uint8)
+            flushed = (f"a {2 * llc / 2**20:.0f} MiB buffer (twice the last-level cache, {where}) "
+                       f"written before each timed call")
+        else:
+            print(f"torch_baseline.py: --llc-flush: {where}: caches not flushed", file=sys.stderr)
+    for mode, why in args.dropped_modes:
+        print(f"{compile_impl(mode)} ({mode}): skipped: {why}")
+    module = OPS[args.op]
+    records = []
+    for precision in args.precisions:
+        if precision == "tf32":  # matmul_backward's only: its peer:pytorch row
+            records.append(module.skipped(args, precision, "peer:pytorch", NO_TF32))
+            continue
+        records += module.run_precision(torch, args, precision, dev, flush)
+    # The -kernels rows (each printed as skipped, with the reason) are no
+    # CPU rows at all: left out of the JSON rather than shown as skipped.
+    records = [r for r in records if r.get("skipped") != CPU_NO_KERNELS]
+    backend = cpu_parallel_backend(torch)
+    how = (f"; CPU: {threads} threads (torch.set_num_threads), the wall clock around each call, "
+           f"{flushed}")
+    for r in records:
+        r["backend"] = backend
+        if not r.get("skipped") and r.get("note"):
+            r["note"] += how
+    model = cpu_model()
+    print(f"({model}, {threads} threads, {backend}, torch {torch.__version__}; {flushed})")
+    return finish(args, {"cpu": model, "threads": threads, "torch": torch.__version__}, records)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    threads = None
+    if args.device == "cpu":
+        # Before torch is imported: OpenMP runtimes read it at their start,
+        # torch's and that of Inductor's compiled kernels alike.
+        threads = args.threads or default_threads()
+        os.environ["OMP_NUM_THREADS"] = str(threads)
     try:
         import torch
     except ImportError:
         print("torch_baseline.py: PyTorch is not installed: nothing to time", file=sys.stderr)
         return 0
+    if args.device == "cpu":
+        return run_cpu(torch, args, threads)
     if not torch.cuda.is_available():
         print("torch_baseline.py: no CUDA GPU (torch.cuda.is_available() is False): "
-              "nothing to time", file=sys.stderr)
+              "nothing to time (--device cpu times PyTorch on the CPU)", file=sys.stderr)
         return 0
     # Autograd's worker thread makes the first cuBLAS call of a backward and
     # PyTorch warns that it sets the device's primary context there: harmless.
@@ -223,14 +350,7 @@ def main():
     run_precision = OPS[args.op].run_precision
     records = [r for p in args.precisions for r in run_precision(torch, args, p, dev, l2_flush)]
     print(f"({torch.cuda.get_device_name(dev)}, torch {torch.__version__})")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"machine": {"gpu": torch.cuda.get_device_name(dev)}, "records": records},
-                      f, indent=2)
-    failed = [f"{r['impl']} ({r['precision']})" for r in records if r.get("valid") is False]
-    if failed:
-        print("torch_baseline.py: rows over their tolerance: " + ", ".join(failed), file=sys.stderr)
-    return 1 if failed else 0
+    return finish(args, {"gpu": torch.cuda.get_device_name(dev)}, records)
 
 
 if __name__ == "__main__":

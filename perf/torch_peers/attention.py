@@ -21,7 +21,7 @@ written (llmk-perf's default: accumulate_dqkv false). Rows, per precision
       compile time apart; and -kernels, the CUDA kernel time of those calls
   peer:pytorch-llmc-style  llm.c's attention_backward in PyTorch ops, given
       the forward's att as llmk is: q, k, v permuted to (B·NH, T, HS), four
-      torch.bmm (cuBLAS; dense, both halves of the T × T products) around the
+      torch.bmm (cuBLAS, or the CPU's BLAS; dense, both halves of the T × T products) around the
       softmax backward written out (in float), dq, dk, dv permuted back
 FLOPs are llmk-perf's: the four products on the causal half, 4·B·C·T·(T+1).
 GB/s only for the llm.c-style row (llmk-perf's bytes: dout, qkv, att's causal
@@ -33,7 +33,7 @@ import time
 
 from .common import (compile_impl, first_error_line, kernels_note, mark_step_of,
                      profiled_kernel_ms, rel_l2, skipped_record, spread_fields, spread_text,
-                     time_runs, uses_cudagraphs)
+                     synchronize, time_runs, uses_cudagraphs)
 
 PRECISIONS = ["fp32", "bf16"]
 COMPILE_MODES = ["default"]  # the rows without --compile-modes
@@ -200,7 +200,7 @@ class Backward:
             self.note = ("; the forward re-run (untimed) before each call: a second backward "
                          "through the retained graph failed (" + first_error_line(e) + ")")
             self.before()
-        self.torch.cuda.synchronize()
+        synchronize(self.torch)
 
 
 def chain(*steps):
@@ -284,7 +284,9 @@ def sdpa_rows(rows, qkv, dout):
             except RuntimeError as e:  # "No available kernel", or its backward refused
                 said = "; ".join(dict.fromkeys(str(w.message).strip().splitlines()[0][:140]
                                                for w in seen if str(w.message).strip()))
-                rows.skip(impl, (first_error_line(e) + ("; " + said if said else ""))[:400])
+                cuda_only = "" if qkv.is_cuda or name in ("MATH", "FLASH_ATTENTION") else \
+                    "a CUDA backend, none on the CPU: "
+                rows.skip(impl, (cuda_only + first_error_line(e) + ("; " + said if said else ""))[:400])
                 continue
             finally:
                 bwd = None  # its graph's memory, before the next backend's
@@ -308,7 +310,7 @@ def compile_rows(rows, qkv, dout, mask):
                 mark()
             bwd = Backward(torch, lambda x: fn(x, mask), qkv, dout)
             bwd()  # the backward is compiled at its first call
-            torch.cuda.synchronize()
+            synchronize(torch)
             compile_s = time.perf_counter() - t0
             bwd.settle()
             before = chain(mark, bwd.before if bwd.again else None)
@@ -353,9 +355,10 @@ def llmc_row(rows, qkv, dout, mask):
     step = llmc_style(torch, L)
     err = rows.error(step(qkv, att, dout))
     runs = rows.time(lambda: step(qkv, att, dout))
+    blas = "cuBLAS" if qkv.is_cuda else "PyTorch's CPU BLAS"
     rows.add("peer:pytorch-llmc-style", runs, err,
              "llm.c's attention_backward in PyTorch ops, given the forward's att: q, k, v "
-             "permuted to (B·NH, T, HS), 4 × torch.bmm (cuBLAS, dense T × T) around the softmax "
+             f"permuted to (B·NH, T, HS), 4 × torch.bmm ({blas}, dense T × T) around the softmax "
              "backward written out in float (eager: several kernels), dq, dk, dv permuted back",
              reads_att=True)
 

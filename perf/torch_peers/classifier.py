@@ -92,6 +92,11 @@ def cls_record(torch, args, precision, impl, runs, errors, note, **extra):
     return record
 
 
+def cls_skipped(args, precision, impl, why):
+    print(f"{impl} classifier backward {precision}: skipped: {why}")
+    return skipped_record(cls_base(args, precision), impl, why)
+
+
 def run_precision(torch, args, precision, dev, l2_flush):
     F = torch.nn.functional
     p = ClsProblem(torch, args, precision, dev)
@@ -124,7 +129,7 @@ def run_precision(torch, args, precision, dev, l2_flush):
         compiled = Compiled(torch, [explicit_step(torch, V, Vp)], mode, (p.logits, p.targets),
                             before)
         if compiled.fn is None:
-            records.append(skipped_record(cls_base(args, precision), impl, compiled.why))
+            records.append(cls_skipped(args, precision, impl, compiled.why))
             continue
         errors = {"dlogits": rel_l2(compiled.outs[0], ref_dlogits),
                   "losses": rel_l2(compiled.outs[1], ref_losses)}
@@ -137,7 +142,7 @@ def run_precision(torch, args, precision, dev, l2_flush):
         kernel_times, names = profiled_kernel_ms(torch, lambda: compiled.fn(p.logits, p.targets),
                                                  l2_flush, min(args.repeat, 50))
         if kernel_times is None:
-            records.append(skipped_record(cls_base(args, precision), impl + "-kernels", names))
+            records.append(cls_skipped(args, precision, impl + "-kernels", names))
             continue
         records.append(cls_record(torch, args, precision, impl + "-kernels", [kernel_times], errors,
                                   kernels_note(impl, names), compile_s=compiled.compile_s))

@@ -1,10 +1,18 @@
 """What every operation's PyTorch peer shares: errors against float64, the
-timing (CUDA events, the L2 flushed, --runs timing runs of --repeat calls),
-torch.compile of a step with its compile time apart, the compiled calls'
-kernel time from torch.profiler, and the records llmk-perf --import reads.
+timing (--runs timing runs of --repeat calls, the cache flushed before each:
+CUDA events on a GPU, the wall clock on the CPU), torch.compile of a step with
+its compile time apart, the compiled calls' kernel time from torch.profiler
+(CUDA only), the records llmk-perf --import reads, and what the CPU mode
+says of its machine (model, last-level cache, threads).
+
+The device being timed is the flush buffer's (`l2_flush`, passed to every
+timing function): a CUDA tensor times with CUDA events, a CPU tensor (empty
+when nothing is flushed) with the wall clock.
 
 Nothing here imports torch at module level: the caller passes it in, so that
 torch_baseline.py --help works where PyTorch is not installed."""
+import os
+import platform
 import statistics
 import time
 import warnings
@@ -39,18 +47,50 @@ def first_error_line(e):
     return f"{type(e).__name__}: {text[0] if text else ''}"[:200]
 
 
+class WallEvent:
+    """torch.cuda.Event's interface on the wall clock, for work on the CPU:
+    PyTorch's CPU ops return when their work is done (intra-op threads
+    joined), so the time between two records is the work's."""
+
+    def __init__(self, enable_timing=True):
+        self.t = None
+
+    def record(self):
+        self.t = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, other):
+        return (other.t - self.t) * 1e3
+
+
+def event_class(torch, l2_flush):
+    """CUDA events where the timed work is on a GPU, the wall clock on the CPU."""
+    return torch.cuda.Event if l2_flush.is_cuda else WallEvent
+
+
+def synchronize(torch):
+    """Waits for the GPU's queued work, where one is in use (the CPU's is
+    done when its call returns)."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
 def time_calls(torch, call, l2_flush, warmup, repeat, before=None):
-    """CUDA events around each call, the L2 flushed before each (untimed)."""
+    """Events around each call (CUDA's, or WallEvent on the CPU), the cache
+    flushed before each (untimed: l2_flush written)."""
     for _ in range(warmup):
         if before:
             before()
         call()
     times = []
+    Event = event_class(torch, l2_flush)
     for _ in range(repeat):
         if before:
             before()
         l2_flush.zero_()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start, stop = Event(enable_timing=True), Event(enable_timing=True)
         start.record()
         call()
         stop.record()
@@ -92,6 +132,8 @@ def profiled_kernel_ms(torch, call, l2_flush, calls):
     times, from torch.profiler; each call after an L2 flush whose own kernels
     are recognized by name and left out. Returns (per-call ms, kernel names),
     or (None, why) when the profiler saw no kernels to go by."""
+    if not l2_flush.is_cuda:
+        return None, CPU_NO_KERNELS
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
@@ -125,6 +167,11 @@ def profiled_kernel_ms(torch, call, l2_flush, calls):
     if not per_call:
         return None, "torch.profiler reported no CUDA kernel for the calls"
     return per_call, names
+
+
+# Why the -kernels rows (torch.profiler's CUDA kernel time) are skipped on the CPU.
+CPU_NO_KERNELS = ("no CUDA kernels on the CPU (a -kernels row is torch.profiler's CUDA kernel "
+                  "time; on the CPU the compiled row's wall clock is the time)")
 
 
 def kernels_note(impl, names):
@@ -172,7 +219,7 @@ class Compiled:
                         before()
                     t0 = time.perf_counter()
                     self.outs = fn(*inputs)
-                    torch.cuda.synchronize()
+                    synchronize(torch)
                     self.compile_s = time.perf_counter() - t0
                     self.fn, self.index = fn, i
                     break
@@ -187,7 +234,7 @@ class Compiled:
                 if before:
                     before()
                 self.outs = [o.clone() for o in self.fn(*inputs)]
-                torch.cuda.synchronize()
+                synchronize(torch)
         if self.fn is not None and uses_cudagraphs(mode):
             skipped = cudagraph_skips(torch) - skips if skips is not None else None
             said = "; ".join(dict.fromkeys(str(w.message).splitlines()[0][:160] for w in seen
@@ -210,3 +257,74 @@ def skipped_record(base, impl, why):
                    "ms_min": None, "repeats": 0, "gflops": None, "valid": None,
                    "max_rel_err": None, "skipped": why})
     return record
+
+
+# The CPU mode's machine: what torch_baseline.py --device cpu says of it.
+
+def cpu_model():
+    """/proc/cpuinfo's "model name" (as llmk-perf's header), else platform's."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and ":" in line:
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def last_level_cache_bytes():
+    """The largest cache of CPU 0 (sysfs; else glibc's sysconf), and where
+    the figure came from; (0, why) when neither says."""
+    best, level = 0, 0
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for entry in sorted(os.listdir(base)):
+            if not entry.startswith("index"):
+                continue
+            with open(os.path.join(base, entry, "level")) as f:
+                lvl = int(f.read())
+            with open(os.path.join(base, entry, "size")) as f:
+                text = f.read().strip()
+            units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+            size = int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+            if (lvl, size) > (level, best):
+                best, level = size, lvl
+    except (OSError, ValueError, IndexError):
+        best = 0
+    if best:
+        return best, f"L{level} of {base}"
+    for name in ("SC_LEVEL3_CACHE_SIZE", "SC_LEVEL2_CACHE_SIZE"):
+        try:
+            size = os.sysconf(name)
+        except (ValueError, OSError):
+            continue
+        if size and size > 0:
+            return size, f"sysconf {name}"
+    return 0, "no cache size in sysfs or sysconf"
+
+
+def default_threads():
+    """OMP_NUM_THREADS where set (its first number), else every CPU this
+    process may run on."""
+    env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def cpu_parallel_backend(torch):
+    """The backend column of the CPU records: ATen's parallel backend as
+    torch.__config__.parallel_info() names it ("OpenMP" in PyTorch's wheels,
+    spelled as llmk-perf's Kokkos::OpenMP rows are), else "CPU"."""
+    try:
+        for line in torch.__config__.parallel_info().splitlines():
+            if line.startswith("ATen parallel backend:"):
+                name = line.split(":", 1)[1].strip()
+                return "OpenMP" if name.lower() == "openmp" else name or "CPU"
+    except Exception:  # an older PyTorch without it
+        pass
+    return "CPU"

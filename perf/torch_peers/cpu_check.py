@@ -1,46 +1,37 @@
 #!/usr/bin/env python3
 """A check of torch_baseline.py's code paths without a GPU: every operation
-at tiny sizes on the CPU, with CUDA events replaced by the wall clock and
-torch.compile by its "aot_eager" backend (Dynamo and AOTAutograd, no
-Inductor code generation: nothing is compiled with a C++ compiler). Checks
+at tiny sizes on the CPU, timed on the wall clock (common.py's WallEvent, as
+--device cpu times) and torch.compile's backend replaced by "aot_eager"
+(Dynamo and AOTAutograd, no Inductor code generation: nothing is compiled
+with a C++ compiler; torch_baseline.py --device cpu runs the real Inductor).
+Also runs torch_baseline.py --device cpu itself (gelu_backward) and checks
+the JSON it writes: the CPU machine and the records' backend. Checks
 that each row gives a record, that the timed rows' errors are those of their
 precision, that the attention rows are judged valid, and that the rows that
-cannot run on a CPU (flash, efficient, cudnn; the profiler's kernels) are
-skipped with a reason. Says nothing of the GPU's times.
+cannot run on a CPU (efficient, cudnn, flash where PyTorch has no CPU
+kernel for it; the profiler's kernels) are skipped with a reason. Says nothing of the GPU's times.
 
 Needs PyTorch (a CPU build is enough): python3 perf/torch_peers/cpu_check.py
 Exit status 0 when every check holds."""
 import argparse
+import json
 import os
 import sys
-import time
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from torch_peers import attention, classifier, layernorm, matmul  # noqa: E402
 from torch_peers import encoder  # noqa: E402
 from torch_peers import gelu as gelu_peer  # noqa: E402 (main's loop has a `gelu`)
+import torch_baseline  # noqa: E402
 
 
-class WallEvent:
-    """torch.cuda.Event's interface, on the wall clock."""
-
-    def __init__(self, enable_timing=True):
-        self.t = None
-
-    def record(self):
-        self.t = time.perf_counter()
-
-    def synchronize(self):
-        pass
-
-    def elapsed_time(self, other):
-        return (other.t - self.t) * 1e3
-
-
-def fake_cuda(torch):
-    torch.cuda.Event = WallEvent
-    torch.cuda.synchronize = lambda *a, **k: None
+def aot_eager_compile(torch):
+    """torch.compile with the "aot_eager" backend, whatever the mode asked:
+    the graphs traced and run as the compiled rows' are, no C++ compiled.
+    (The timing needs no stand-in: a CPU flush buffer makes common.time_calls
+    use the wall clock.)"""
     real_compile = torch.compile
 
     def compile(fn, mode=None, dynamic=None):
@@ -81,9 +72,35 @@ def check(records, failures, what):
             failures.append(name)
 
 
+def check_cpu_mode(failures):
+    """torch_baseline.py --device cpu end to end at tiny sizes: its JSON says
+    the CPU, not a GPU, and each record has the CPU's backend."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "gelu.json")
+        rc = torch_baseline.main(["gelu_backward", "--device", "cpu", "--threads", "1",
+                                  "--B", "2", "--T", "4", "--C", "35", "--precision", "all",
+                                  "--repeat", "3", "--warmup", "1", "--json", path])
+        with open(path) as f:
+            out = json.load(f)
+    machine, records = out["machine"], out["records"]
+    print(f"  torch_baseline.py --device cpu: exit {rc}, machine {machine}, "
+          f"{len(records)} records, backends {sorted({r['backend'] for r in records})}")
+    if rc != 0:
+        failures.append(f"torch_baseline.py --device cpu: exit {rc}")
+    if set(machine) != {"cpu", "threads", "torch"} or machine["threads"] != 1:
+        failures.append(f"torch_baseline.py --device cpu: machine {machine}")
+    impls = {(r["impl"], r["precision"]) for r in records if not r.get("skipped")}
+    for want in [(i, p) for i in ("peer:pytorch-eager", "peer:pytorch-compile")
+                 for p in ("fp32", "bf16")]:
+        if want not in impls:
+            failures.append(f"torch_baseline.py --device cpu: no timed {want}")
+    if any(r["backend"] == "Cuda" for r in records):
+        failures.append("torch_baseline.py --device cpu: a record says backend Cuda")
+
+
 def main():
     import torch
-    fake_cuda(torch)
+    aot_eager_compile(torch)
     dev = torch.device("cpu")
     l2 = torch.empty(1 << 16, dtype=torch.uint8)
     failures = []
@@ -113,6 +130,7 @@ def main():
         for want in ("peer:pytorch-sdpa-math", "peer:pytorch-compile", "peer:pytorch-llmc-style"):
             if want not in timed:
                 failures.append(f"attention ({p}): no timed {want}")
+    check_cpu_mode(failures)
     print(f"{'FAILED: ' + ', '.join(failures) if failures else 'all checks hold'}")
     return 1 if failures else 0
 

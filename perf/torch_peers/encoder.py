@@ -101,6 +101,7 @@ def run_precision(torch, args, precision, dev, l2_flush):
         before = mark_step_of(torch, mode)
         compiled = Compiled(torch, [step], mode, q.args(), before)
         if compiled.fn is None:
+            print(f"{impl} encoder backward {precision}: skipped: {compiled.why}")
             records.append(skipped_record(base(args, precision), impl, compiled.why))
             continue
         errors = [rel_l2(o, r) for o, r in zip(compiled.outs, ref)]

@@ -3,7 +3,7 @@ aten.native_layer_norm_backward and the gradients' update, eager and under
 torch.compile, on llmk-perf's shapes; records for llmk-perf --import."""
 from .common import (Compiled, compile_impl, compile_note, first_error_line, kernels_note,
                      mark_step_of, profiled_kernel_ms, rel_l2, skipped_record, spread_fields,
-                     spread_text, time_runs, uses_cudagraphs)
+                     spread_text, synchronize, time_runs, uses_cudagraphs)
 
 PRECISIONS = ["fp32", "bf16", "bf16-fp32grad"]
 COMPILE_MODES = ["default", "reduce-overhead"]  # the rows without --compile-modes
@@ -74,15 +74,19 @@ class LnProblem:
         return dinp, dweight, dbias
 
 
-def ln_step(torch, C, overwrite_dinp, upcast):
+def ln_step(torch, C, overwrite_dinp, upcast, stats_like_input=False):
     """One call: PyTorch's layer-norm backward and the gradients' update,
     functional (new tensors out: the same bytes as llmk's in-place update).
     upcast: dout and inp to float32 first and dinp back to bf16, for a PyTorch
     whose layer-norm backward refuses bf16 inputs with float32 weights (what
-    its autocast would run: layer_norm in float32)."""
+    its autocast would run: layer_norm in float32). stats_like_input: mean
+    and rstd rounded to the input's type first, as PyTorch's CPU forward
+    saves them for bf16 inputs and weights (its backward refuses float ones)."""
     aten = torch.ops.aten
 
     def step(dout, x, weight, bias, mean, rstd, dinp, dweight, dbias):
+        if stats_like_input:
+            mean, rstd = mean.to(x.dtype), rstd.to(x.dtype)
         if upcast:
             gx, gw, gb = aten.native_layer_norm_backward(dout.float(), x.float(), [C], mean, rstd,
                                                          weight, bias, [True, True, True])
@@ -137,18 +141,27 @@ def run_precision(torch, args, precision, dev, l2_flush):
     what = {"fp32": "float32", "bf16": "bfloat16 tensors",
             "bf16-fp32grad": "bf16 dout, inp, dinp; float32 weight, bias, dweight, dbias"}[precision]
     update = "dinp =" if args.overwrite_dinp else "dinp +="
-    # bf16-fp32grad: the inputs as they are where PyTorch takes them, else
-    # the float32 detour (see ln_step).
-    upcasts = (False, True) if precision == "bf16-fp32grad" else (False,)
-    detour = "; dout and inp upcast to float32 (its kernel refuses bf16 inputs with float32 weights)"
+    # The inputs as they are where PyTorch takes them, else (see ln_step)
+    # bf16-fp32grad: the float32 detour; bf16: mean and rstd in bf16 (the
+    # CPU's kernel takes them so). Each candidate: (upcast, stats_like_input).
+    candidates = [(False, False)]
+    if precision == "bf16-fp32grad":
+        candidates.append((True, False))
+    if precision == "bf16":
+        candidates.append((False, True))
+    detours = {(False, False): "",
+               (True, False): "; dout and inp upcast to float32 (its kernel refuses bf16 inputs "
+                              "with float32 weights)",
+               (False, True): "; mean and rstd rounded to bf16 first (its kernel refuses float "
+                              "ones with bf16 inputs: PyTorch's CPU forward saves them in bf16)"}
     records = []
 
-    eager, upcast = None, False
-    for upcast in upcasts:
-        step = ln_step(torch, C, args.overwrite_dinp, upcast)
+    eager, candidate = None, None
+    for candidate in candidates:
+        step = ln_step(torch, C, args.overwrite_dinp, *candidate)
         try:
             outs = step(*p.args())
-            torch.cuda.synchronize()
+            synchronize(torch)
             eager = step
             break
         except Exception as e:  # e.g. RuntimeError: a dtype it does not take
@@ -162,7 +175,7 @@ def run_precision(torch, args, precision, dev, l2_flush):
         records.append(ln_record(
             torch, args, precision, "peer:pytorch-eager", runs, errors,
             f"aten.native_layer_norm_backward then the updates ({update}, dweight +=, dbias +=), "
-            f"eager, {what}" + (detour if upcast else "")))
+            f"eager, {what}" + detours[candidate]))
     if not args.compile_modes:
         return records
 
@@ -174,7 +187,7 @@ def run_precision(torch, args, precision, dev, l2_flush):
             for t in q.args():  # fixed buffers, as llmk's: no copy into the graph's inputs
                 torch._dynamo.mark_static_address(t)
         before = mark_step_of(torch, mode)
-        compiled = Compiled(torch, [ln_step(torch, C, args.overwrite_dinp, up) for up in upcasts],
+        compiled = Compiled(torch, [ln_step(torch, C, args.overwrite_dinp, *c) for c in candidates],
                             mode, q.args(), before)
         if compiled.fn is None:
             records.append(ln_skipped(args, precision, impl, compiled.why))
@@ -185,7 +198,7 @@ def run_precision(torch, args, precision, dev, l2_flush):
         compiled.outs = None
         runs = time_runs(torch, lambda: compiled.fn(*q.args()), l2_flush, args, before)
         how = (f"torch.compile(mode=\"{mode}\") of aten.native_layer_norm_backward and the updates "
-               f"({update}, dweight +=, dbias +=), {what}" + (detour if upcasts[compiled.index] else ""))
+               f"({update}, dweight +=, dbias +=), {what}" + detours[candidates[compiled.index]])
         records.append(ln_record(torch, args, precision, impl, runs, errors,
                                  f"{how}; {compile_note(compiled)}", compile_s=compiled.compile_s))
         if kernels_impl:

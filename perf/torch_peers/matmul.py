@@ -5,8 +5,8 @@ precisions; records for llmk-perf --import."""
 import math
 
 from .common import (Compiled, compile_impl, compile_note, kernels_note, mark_step_of,
-                     profiled_kernel_ms, rel_l2, skipped_record, spread_fields, spread_text, time_runs,
-                     uses_cudagraphs)
+                     profiled_kernel_ms, rel_l2, skipped_record, spread_fields, spread_text, synchronize,
+                     time_runs, uses_cudagraphs)
 
 PRECISIONS = ["fp32", "tf32", "bf16", "bf16-fp32grad"]  # llmk-perf's order
 COMPILE_MODES = ["default", "max-autotune-no-cudagraphs"]  # --compile (none by default)
@@ -137,7 +137,7 @@ def run_precision(torch, args, precision, dev, l2_flush):
     # of the same values (inp as the forward materialized it).
     reset_grads()
     out.backward(dout, retain_graph=True)
-    torch.cuda.synchronize()
+    synchronize(torch)
     with torch.no_grad():
         ref = reference(weight.double(), inp.double().reshape(-1, C))
         errors = errors_of((x.grad.reshape(-1, C), weight.grad, bias.grad), ref)
