@@ -151,7 +151,8 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-// Tolerances on the relative L2 error of every gradient (README, "Tolerances").
+// Tolerances on the relative L2 error of every gradient (docs/api.md, the GPT-2
+// example; design.md says why).
 double default_tolerance(const Args& a) {
   if (a.precision == "bf16") return a.selfcheck ? 2e-2 : 3e-2;
   return a.selfcheck ? 2e-5 : 2e-4;
