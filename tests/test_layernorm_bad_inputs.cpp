@@ -68,7 +68,7 @@ void check_column_limit(const llmk_test::LimitedImpl& li) {
 [[maybe_unused]] const bool registered = [] {
   llmk_test::contract::register_bad_input_tests<llmk_test::LayernormBackwardContract, Host>();
   for (const llmk_test::LimitedImpl& li :
-       llmk_test::impls_with_column_limits<llmk::op::layernorm_backward::Implementations, Host>())
+       llmk_test::impls_with_column_limits<llmk::op::layernorm_backward::Op::Implementations, Host>())
     llmk_test::contract::add_test("layernorm_backward", "ColumnLimits", li.name,
                                   "C = max_cols + 1 = " + std::to_string(li.max_cols + 1),
                                   [li] { check_column_limit(li); });

@@ -84,7 +84,7 @@ MemoryKind memory_kind(const void* ptr);
 // access: a host pointer handed to Kokkos::Cuda, or a device pointer handed to
 // a host space, is named in the message instead of crashing the kernel.
 template <class ExecSpace>
-void check_memory_space(const char* op, std::initializer_list<ArgInfo> args) {
+void check_memory_space(const char* op, const std::vector<ArgInfo>& args) {
   constexpr bool on_device =
       !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
   for (const ArgInfo& a : args) {

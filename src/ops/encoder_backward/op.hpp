@@ -1,7 +1,10 @@
-// The encoder backward as the shared framework sees it (core/op/).
+// The encoder backward as the shared framework sees it (core/op/): its
+// declaration (spec.hpp), implementations, limits, empty calls and typed
+// problem.
 #pragma once
 
 #include <core/op/call.hpp>
+#include <core/op/entry.hpp>
 #include <core/op/typed.hpp>
 #include <core/registry.hpp>
 #include <ops/encoder_backward/block_sort.hpp>
@@ -9,13 +12,9 @@
 
 namespace llmk::op::encoder_backward {
 
-// "auto" takes the first that runs on the space: block_sort on Cuda.
-using Implementations = core::ImplList<BlockSort, Sorted>;
-
-struct Op {
-  static constexpr const char* name = kOpName;
-  using Implementations = encoder_backward::Implementations;
-  using Precisions = encoder_backward::Precisions;
+struct Op : Spec {
+  // "auto" takes the first that runs on the space: block_sort on Cuda.
+  using Implementations = core::ImplList<BlockSort, Sorted>;
   using Sizes = encoder_backward::Sizes;
   using Info = EncoderBackwardImplInfo;
 
@@ -40,6 +39,23 @@ struct Op {
 
   template <class I>
   static void describe(Info&) {}
+
+  template <class ExecSpace, class P, class Bound>
+  static Problem<ExecSpace, P> problem(const Bound& b, const Options& options) {
+    const index_t B = b["B"], T = b["T"], C = b["C"], V = b["V"], M = B * T;
+    Problem<ExecSpace, P> p;
+    auto& a = p.args;
+    a.dwte = b.template matrix<typename P::dwte>(dwte, V, C);
+    a.dwpe = b.template matrix<typename P::dwpe>(dwpe, T, C);
+    a.dout = b.template matrix<const typename P::in>(dout, M, C);
+    a.tokens = decltype(a.tokens)(b.template data<const int>(tokens), M);
+    a.B = B, a.T = T;
+    a.overwrite_dwte = options.dwte_update == Update::overwrite;
+    a.overwrite_dwpe = options.dwpe_update == Update::overwrite;
+    a.check_tokens = options.check_tokens;
+    p.M = M, p.C = C;
+    return p;
+  }
 };
 
 }  // namespace llmk::op::encoder_backward

@@ -7,14 +7,14 @@
 #include <core/op/impl_traits.hpp>
 #include <kernels/encoder_backward.hpp>
 #include <llmk/encoder_backward.hpp>
-#include <ops/encoder_backward/precisions.hpp>
+#include <ops/encoder_backward/spec.hpp>
 
 #include <stdexcept>
 #include <string>
 
 namespace llmk::op::encoder_backward {
 
-inline constexpr const char* kOpName = "llmk::encoder_backward";
+inline constexpr const char* kOpName = Spec::name;
 
 struct Sizes {
   index_t M = 0, C = 0;  // M = B·T positions

@@ -1,23 +1,20 @@
 // The GELU backward as the shared framework sees it (core/op/): its
-// implementations in the order "auto" prefers them, its precisions, the
-// limits its sizes meet, and what a call without elements still writes.
+// declaration (spec.hpp), its implementations in the order "auto" prefers
+// them, the limits its sizes meet, what a call without elements still
+// writes, and its typed problem.
 #pragma once
 
 #include <core/op/call.hpp>
-#include <core/op/typed.hpp>
+#include <core/op/entry.hpp>
 #include <core/registry.hpp>
 #include <ops/gelu_backward/naive.hpp>
 #include <ops/gelu_backward/packed.hpp>
 
 namespace llmk::op::gelu_backward {
 
-// "packed" moves 16 bytes a load; "naive" is the baseline.
-using Implementations = core::ImplList<Packed, Naive>;
-
-struct Op {
-  static constexpr const char* name = kOpName;
-  using Implementations = gelu_backward::Implementations;
-  using Precisions = gelu_backward::Precisions;
+struct Op : Spec {
+  // "packed" moves 16 bytes a load; "naive" is the baseline.
+  using Implementations = core::ImplList<Packed, Naive>;
   using Sizes = gelu_backward::Sizes;
   using Info = GeluBackwardImplInfo;
 
@@ -34,6 +31,18 @@ struct Op {
 
   template <class I>
   static void describe(Info&) {}
+
+  // The kernels see N = M·C elements.
+  template <class ExecSpace, class P, class Bound>
+  static Problem<ExecSpace, P> problem(const Bound& b, const Options& options) {
+    Problem<ExecSpace, P> p;
+    p.args.dinp = b.template vector<typename P::dinp>(dinp);
+    p.args.dout = b.template vector<const typename P::in>(dout);
+    p.args.inp = b.template vector<const typename P::in>(inp);
+    p.args.overwrite_dinp = options.dinp_update == Update::overwrite;
+    p.M = b.rows(), p.C = b["C"];
+    return p;
+  }
 };
 
 }  // namespace llmk::op::gelu_backward

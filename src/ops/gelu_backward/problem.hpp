@@ -7,11 +7,11 @@
 #include <core/op/impl_traits.hpp>
 #include <kernels/gelu_backward.hpp>
 #include <llmk/gelu_backward.hpp>
-#include <ops/gelu_backward/precisions.hpp>
+#include <ops/gelu_backward/spec.hpp>
 
 namespace llmk::op::gelu_backward {
 
-inline constexpr const char* kOpName = "llmk::gelu_backward";
+inline constexpr const char* kOpName = Spec::name;
 
 // The sizes of a call: M rows of C (a flat call: M = N, C = 1; the rows only
 // matter to the framework's chunks, the kernels see N = M·C elements).

@@ -1,9 +1,11 @@
 // The layer-norm backward as the shared framework sees it (core/op/): its
-// implementations in the order "auto" prefers them, its precisions, the
-// limits its sizes meet, and what a call without rows still writes.
+// declaration (spec.hpp), its implementations in the order "auto" prefers
+// them, the limits its sizes meet, what a call without rows still writes,
+// and its typed problem.
 #pragma once
 
 #include <core/op/call.hpp>
+#include <core/op/entry.hpp>
 #include <core/op/typed.hpp>
 #include <core/registry.hpp>
 #include <ops/layernorm_backward/blocked.hpp>
@@ -12,15 +14,11 @@
 
 namespace llmk::op::layernorm_backward {
 
-// "warp_rows" streams the rows through shared memory on Cuda (falling back
-// to "blocked" where it cannot); "blocked" reads dout and inp once and
-// coalesced; "naive" is the baseline.
-using Implementations = core::ImplList<WarpRows, Blocked, Naive>;
-
-struct Op {
-  static constexpr const char* name = kOpName;
-  using Implementations = layernorm_backward::Implementations;
-  using Precisions = layernorm_backward::Precisions;
+struct Op : Spec {
+  // "warp_rows" streams the rows through shared memory on Cuda (falling back
+  // to "blocked" where it cannot); "blocked" reads dout and inp once and
+  // coalesced; "naive" is the baseline.
+  using Implementations = core::ImplList<WarpRows, Blocked, Naive>;
   using Sizes = layernorm_backward::Sizes;
   using Info = LayernormBackwardImplInfo;
 
@@ -42,6 +40,27 @@ struct Op {
 
   template <class I>
   static void describe(Info&) {}
+
+  template <class ExecSpace, class P, class Bound>
+  static Problem<ExecSpace, P> problem(const Bound& b, const Options& options) {
+    using In = const typename P::in;
+    const index_t M = b.rows(), C = b["C"];
+    Problem<ExecSpace, P> p;
+    auto& a = p.args;
+    a.dinp = b.template matrix<typename P::dinp>(dinp, M, C);
+    a.dweight = b.template vector<typename P::dweight>(dweight);
+    a.dbias = b.template vector<typename P::dbias>(dbias);
+    a.dout = b.template matrix<In>(dout, M, C);
+    a.inp = b.template matrix<In>(inp, M, C);
+    a.weight = b.template vector<In>(weight);
+    a.mean = b.template vector<const float>(mean);
+    a.rstd = b.template vector<const float>(rstd);
+    a.overwrite_dinp = options.dinp_update == Update::overwrite;
+    a.overwrite_dweight = options.dweight_update == Update::overwrite;
+    a.overwrite_dbias = options.dbias_update == Update::overwrite;
+    p.M = M, p.C = C;
+    return p;
+  }
 };
 
 }  // namespace llmk::op::layernorm_backward

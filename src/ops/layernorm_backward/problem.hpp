@@ -7,11 +7,11 @@
 #include <core/op/impl_traits.hpp>
 #include <kernels/layernorm_backward.hpp>
 #include <llmk/layernorm_backward.hpp>
-#include <ops/layernorm_backward/precisions.hpp>
+#include <ops/layernorm_backward/spec.hpp>
 
 namespace llmk::op::layernorm_backward {
 
-inline constexpr const char* kOpName = "llmk::layernorm_backward";
+inline constexpr const char* kOpName = Spec::name;
 
 // The sizes of a call, all that decides the workspace it needs.
 struct Sizes {

@@ -1,0 +1,298 @@
+// An operation's entry point, written once for every operation from its
+// declaration `Op` (its op.hpp, on its spec.hpp):
+//   Op::name, Op::args        its name in messages and its arguments
+//                             (core/op/signature.hpp), Op::leader the index
+//                             of the argument whose extents fix the others'
+//   Op::Precisions, Op::Implementations, Op::Sizes ...  as core/op/select.hpp
+//                             and call.hpp describe them
+//   Op::problem<S, P>(call, options)  the typed problem of a bound call
+//   Op::math(options)         the math mode a call asks for (optional:
+//                             Math::fp32 without it)
+// call<Op>(ctx, options, {args...}) binds the arguments' extents to the
+// declared symbols, checks storage, memory and element types (each failure
+// an std::invalid_argument naming the argument and what was expected, before
+// anything is written), matches the precision, picks the implementation and
+// runs it with the context (core/op/call.hpp).
+#pragma once
+
+#include <core/checked.hpp>
+#include <core/op/call.hpp>
+#include <core/op/precision.hpp>
+#include <core/op/select.hpp>
+#include <core/op/signature.hpp>
+#include <core/op/typed.hpp>
+#include <core/validate.hpp>
+
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmk::core::op {
+
+// One argument as the entry point received it: its storage and element type.
+struct Operand {
+  detail::ArgInfo info{};  // the name and direction are the declaration's
+  DType dtype = DType::f32;
+
+  Operand() = default;
+  template <class ExecSpace, bool Const>
+  Operand(const TensorRefT<ExecSpace, Const>& r)
+      : info(detail::arg_info("", r, false)), dtype(r.dtype()) {}
+  // An int32 array (token ids): a Kokkos view of int.
+  template <class View, class = std::enable_if_t<Kokkos::is_view<View>::value>>
+  Operand(const View& v) : info(detail::arg_info("", v, false)) {}
+
+  index_t size() const {
+    index_t n = info.rank ? 1 : 0;
+    for (int r = 0; r < info.rank; ++r) n *= info.extents[r];
+    return n;
+  }
+};
+
+// The sizes a call's extents bound, by symbol, and the argument each came from.
+class Dims {
+ public:
+  const index_t* find(std::string_view symbol) const {
+    for (int i = 0; i < n_; ++i)
+      if (e_[i].symbol == symbol) return &e_[i].value;
+    return nullptr;
+  }
+  index_t operator[](std::string_view symbol) const {
+    const index_t* v = find(symbol);
+    if (!v) throw std::logic_error("llmk: size '" + std::string(symbol) + "' is not bound");
+    return *v;
+  }
+  void bind(std::string_view symbol, index_t value, std::string_view from) {
+    if (n_ == int(e_.size())) throw std::logic_error("llmk: too many sizes in one call");
+    e_[n_++] = {symbol, value, from};
+  }
+  std::string_view source(std::string_view symbol) const {
+    for (int i = 0; i < n_; ++i)
+      if (e_[i].symbol == symbol) return e_[i].from;
+    return {};
+  }
+
+ private:
+  struct Entry {
+    std::string_view symbol;
+    index_t value = 0;
+    std::string_view from;
+  };
+  std::array<Entry, 12> e_{};
+  int n_ = 0;
+};
+
+// A declaration's symbols in a call's form: "rows" as M (rank 2) or B, T.
+struct Symbols {
+  std::array<std::string_view, 4> s{};
+  int n = 0;
+};
+inline Symbols expand(std::string_view extents, bool rank3) {
+  Symbols out;
+  for_each_symbol(extents, [&](std::string_view sym) {
+    if (sym == "rows" && rank3) {
+      out.s[out.n++] = "B";
+      out.s[out.n++] = "T";
+    } else {
+      out.s[out.n++] = sym == "rows" ? "M" : sym;
+    }
+  });
+  return out;
+}
+// "(B, T, C)"
+inline std::string symbols_string(const Symbols& s) {
+  std::string text = "(";
+  for (int i = 0; i < s.n; ++i) text += (i ? ", " : "") + std::string(s.s[i]);
+  return text + ")";
+}
+
+// A call whose extents fit its declaration: the arguments, the sizes, the form.
+template <class ExecSpace, std::size_t N>
+struct BoundCall {
+  std::array<Operand, N> args;
+  std::array<bool, N> present{};
+  Dims dims;
+  bool rank3 = false;
+  detail::Arguments checked;  // for the workspace check under the context's lock
+
+  index_t operator[](std::string_view symbol) const { return dims[symbol]; }
+  index_t rows() const { return dims["M"]; }
+
+  // Argument i as a rows × cols (or flat) view of T (const T for inputs);
+  // an absent one is an empty view.
+  template <class T>
+  UnmanagedMatrix<T, ExecSpace> matrix(std::size_t i, index_t rows, index_t cols) const {
+    if (!present[i]) return {};
+    return UnmanagedMatrix<T, ExecSpace>(data<T>(i), rows, cols);
+  }
+  template <class T>
+  UnmanagedVector<T, ExecSpace> vector(std::size_t i) const {
+    if (!present[i]) return {};
+    return UnmanagedVector<T, ExecSpace>(data<T>(i), args[i].size());
+  }
+  template <class T>
+  T* data(std::size_t i) const {
+    return static_cast<T*>(const_cast<void*>(args[i].info.data));
+  }
+};
+
+[[noreturn]] inline void refuse_rank(const char* op, const detail::ArgInfo& a,
+                                     const std::string& expected) {
+  throw std::invalid_argument(std::string(op) + ": argument '" + a.name + "' has extents " +
+                              detail::extents_string(a) + " but " + expected + " was expected");
+}
+
+// Binds the symbols of argument `a` that no earlier argument bound (it must
+// then have the declaration's rank), and checks it against the others.
+inline void bind_extents(const char* op, const detail::ArgInfo& a, const Symbols& sym, Dims& dims) {
+  bool unbound = false;
+  for (int i = 0; i < sym.n; ++i) unbound = unbound || !dims.find(sym.s[i]);
+  if (unbound) {
+    if (a.rank != sym.n) refuse_rank(op, a, "rank " + std::to_string(sym.n) + " " + symbols_string(sym));
+    for (int i = 0; i < sym.n; ++i)
+      if (!dims.find(sym.s[i])) dims.bind(sym.s[i], a.extents[i], a.name);
+  }
+  bool ok = a.rank == sym.n;
+  std::string values = "(", sources;
+  for (int i = 0; i < sym.n; ++i) {
+    const index_t v = dims[sym.s[i]];
+    ok = ok && a.extents[i] == v;
+    values += (i ? ", " : "") + std::to_string(v);
+    const std::string_view from = dims.source(sym.s[i]);
+    if (from != a.name)
+      sources += (sources.empty() ? "" : ", ") + std::string(sym.s[i]) + " from " + std::string(from);
+  }
+  if (!ok) {
+    refuse_rank(op, a, symbols_string(sym) + " = " + values + ")" +
+                           (sources.empty() ? "" : " (" + sources + ")"));
+  }
+}
+
+// The call's arguments checked against Op's declaration (see the top).
+template <class Op, class ExecSpace, std::size_t N>
+BoundCall<ExecSpace, N> bind(const std::array<Operand, N>& given) {
+  static_assert(N == Op::args.size(), "one operand per declared argument");
+  BoundCall<ExecSpace, N> b;
+  b.args = given;
+  for (std::size_t i = 0; i < N; ++i) {
+    b.args[i].info.name = Op::args[i].name.data();
+    b.args[i].info.is_output = Op::args[i].output();
+    b.present[i] = !(Op::args[i].optional && b.args[i].size() == 0);
+  }
+  // The leader's rank decides the form: "rows" as M, or as B, T.
+  const Arg& lead = Op::args[Op::leader];
+  const detail::ArgInfo& l = b.args[Op::leader].info;
+  const Symbols as2 = expand(lead.extents, false), as3 = expand(lead.extents, true);
+  if (l.rank == as3.n && as3.n != as2.n) {
+    b.rank3 = true;
+  } else if (l.rank != as2.n) {
+    refuse_rank(Op::name, l,
+                as3.n != as2.n ? "rank " + std::to_string(as2.n) + " " + symbols_string(as2) +
+                                     " or rank " + std::to_string(as3.n) + " " + symbols_string(as3)
+                               : "rank " + std::to_string(as2.n) + " " + symbols_string(as2));
+  }
+  bind_extents(Op::name, l, b.rank3 ? as3 : as2, b.dims);
+  if (b.rank3 && has_rows(lead.extents))
+    b.dims.bind("M", checked_product(b.dims["B"], b.dims["T"], Op::name, "M = B·T"), l.name);
+  for (std::size_t i = 0; i < N; ++i) {
+    if (i == std::size_t(Op::leader) || !b.present[i]) continue;
+    bind_extents(Op::name, b.args[i].info, expand(Op::args[i].extents, b.rank3), b.dims);
+  }
+  // Storage and memory; an output that is exactly the input it may replace
+  // (Arg::in_place_of) is checked once, as the output.
+  for (std::size_t i = 0; i < N; ++i) {
+    bool replaced = false;
+    for (std::size_t o = 0; o < N; ++o) {
+      const detail::ArgInfo &x = b.args[o].info, &y = b.args[i].info;
+      if (Op::args[o].in_place_of != Op::args[i].name || x.data != y.data || x.bytes != y.bytes)
+        continue;
+      if (b.args[o].dtype != b.args[i].dtype)
+        throw std::invalid_argument(std::string(Op::name) + ": argument '" + x.name + "' is '" +
+                                    y.name + "' in place but of another element type");
+      replaced = y.bytes != 0;
+    }
+    if (!replaced) b.checked.push_back(b.args[i].info);
+  }
+  detail::check_storage(Op::name, b.checked);
+  detail::check_memory_space<ExecSpace>(Op::name, b.checked);
+  return b;
+}
+
+// The inputs of one role share one element type (the first present one's);
+// a float32 argument is float.
+template <class Op, class ExecSpace, std::size_t N>
+void check_shared_types(const BoundCall<ExecSpace, N>& b) {
+  for (std::size_t i = 0; i < N; ++i) {
+    const Arg& a = Op::args[i];
+    if (!b.present[i] || b.args[i].size() == 0) continue;
+    if (a.float32 && b.args[i].dtype != DType::f32)
+      throw std::invalid_argument(std::string(Op::name) + ": argument '" + std::string(a.name) +
+                                  "' is " + dtype_name(b.args[i].dtype) + " but " +
+                                  dtype_name(DType::f32) + " was expected (in every precision)");
+    if (a.role.empty() || a.output()) continue;
+    std::string group;
+    std::size_t first = N;
+    for (std::size_t j = 0; j < N; ++j) {
+      if (Op::args[j].role != a.role || Op::args[j].output()) continue;
+      group += (group.empty() ? "" : ", ") + std::string(Op::args[j].name);
+      if (first == N && b.present[j] && b.args[j].size() != 0) first = j;
+    }
+    if (first < i && b.args[i].dtype != b.args[first].dtype)
+      throw std::invalid_argument(
+          std::string(Op::name) + ": argument '" + std::string(a.name) + "' is " +
+          dtype_name(b.args[i].dtype) + " but " + std::string(Op::args[first].name) + " is " +
+          dtype_name(b.args[first].dtype) + "; the " + std::string(a.role) + " (" + group +
+          ") share one element type");
+  }
+}
+
+// The call's element type in each role of the configurations (an output with
+// no elements fits any: no role is decided by an empty output).
+template <class Op, class ExecSpace, std::size_t N, class P0>
+auto role_types(const BoundCall<ExecSpace, N>& b, PrecisionTag<P0>) {
+  constexpr auto roles = P0::roles();
+  std::array<RoleType, roles.size()> types{};
+  for (std::size_t r = 0; r < roles.size(); ++r) {
+    types[r] = {roles[r].name, DType::f32, false};
+    for (std::size_t i = 0; i < N && !types[r].present; ++i) {
+      if (Op::args[i].role != roles[r].name || !b.present[i]) continue;
+      if (Op::args[i].output() && b.args[i].size() == 0) continue;
+      types[r].type = b.args[i].dtype;
+      types[r].present = true;
+    }
+  }
+  return types;
+}
+
+template <class Op, class Options, class = void>
+struct has_math : std::false_type {};
+template <class Op, class Options>
+struct has_math<Op, Options, std::void_t<decltype(Op::math(std::declval<const Options&>()))>>
+    : std::true_type {};
+
+template <class P, class... Ps>
+PrecisionTag<P> first_precision(PrecisionList<P, Ps...>) {
+  return {};
+}
+
+// A whole call: bound, typed, matched, run.
+template <class Op, class ExecSpace, class Options, std::size_t N>
+void call(Context<ExecSpace>& ctx, const Options& options, const std::array<Operand, N>& given) {
+  const BoundCall<ExecSpace, N> b = bind<Op, ExecSpace>(given);
+  check_shared_types<Op>(b);
+  Math math = Math::fp32;
+  if constexpr (has_math<Op, Options>::value) math = Op::math(options);
+  const auto types = role_types<Op>(b, first_precision(typename Op::Precisions{}));
+  with_matching_precision<typename Op::Precisions>(Op::name, types, [&](auto ptag) {
+    using P = typename decltype(ptag)::type;
+    const auto p = Op::template problem<ExecSpace, P>(b, options);
+    with_impl<Op, ExecSpace, P>(options.impl, math, p.sizes(), [&](auto tag) {
+      using I = typename decltype(tag)::type;
+      run_impl<Op, I, ExecSpace, P>(ctx.state(), p, b.checked, options);
+    });
+  });
+}
+
+}  // namespace llmk::core::op
