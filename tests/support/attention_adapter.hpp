@@ -6,6 +6,7 @@
 #pragma once
 
 #include "contract/operation.hpp"
+#include "support/foreign_impls.hpp"
 #include "support/impl_params.hpp"
 
 #include <llmk/attention_backward.hpp>
@@ -62,19 +63,8 @@ struct AttentionBackwardContract {
             }};
   }
 
-  // matmul_backward's and layernorm_backward's names that are not
-  // attention_backward's ("tiled", "blocked", ...).
   static std::vector<std::string> foreign_impls() {
-    std::vector<std::string> own, foreign;
-    for (const llmk::ImplInfo& info : llmk::attention_backward_impls()) own.push_back(info.name);
-    const auto add = [&](const std::string& name) {
-      if (std::find(own.begin(), own.end(), name) == own.end() &&
-          std::find(foreign.begin(), foreign.end(), name) == foreign.end())
-        foreign.push_back(name);
-    };
-    for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) add(info.name);
-    for (const llmk::ImplInfo& info : llmk::layernorm_backward_impls()) add(info.name);
-    return foreign;
+    return foreign_impls_of(llmk::attention_backward_impls());
   }
 
   // --- shapes -------------------------------------------------------------------

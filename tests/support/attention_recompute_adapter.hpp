@@ -39,12 +39,8 @@ struct AttentionBackwardRecomputeContract : AttentionBackwardContract {
             }};
   }
 
-  // The other operations' names that are not this one's ("materialized",
-  // "naive", "tiled", "blocked", ...).
   static std::vector<std::string> foreign_impls() {
-    std::vector<std::string> v = AttentionBackwardContract::foreign_impls();
-    for (const llmk::ImplInfo& info : llmk::attention_backward_impls()) v.push_back(info.name);
-    return v;
+    return foreign_impls_of(llmk::attention_backward_recompute_impls());
   }
 
   // The reference library's shapes, and heads of 64 channels with every row

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "contract/operation.hpp"
+#include "support/foreign_impls.hpp"
 #include "support/classifier_device.hpp"
 #include "support/impl_params.hpp"
 
@@ -82,11 +83,7 @@ struct ClassifierBackwardContract {
   }
 
   static std::vector<std::string> foreign_impls() {
-    return foreign_impl_names(llmk::classifier_backward_impls(),
-                              {as_impl_infos(llmk::matmul_backward_impls()),
-                               llmk::layernorm_backward_impls(), llmk::gelu_backward_impls(),
-                               llmk::encoder_backward_impls(), llmk::attention_backward_impls(),
-                               llmk::attention_backward_recompute_impls()});
+    return foreign_impls_of(llmk::classifier_backward_impls());
   }
 
   // --- variants and shapes -------------------------------------------------------

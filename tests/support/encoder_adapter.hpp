@@ -11,15 +11,12 @@
 
 #include "contract/operation.hpp"
 #include "support/compare.hpp"
-#include "support/impl_params.hpp"
+#include "contract/spec_adapter.hpp"
+#include "support/foreign_impls.hpp"
 
-#include <llmk/attention_backward.hpp>  // the other operations' implementation names
-#include <llmk/classifier_backward.hpp>
 #include <llmk/encoder_backward.hpp>
-#include <llmk/gelu_backward.hpp>
-#include <llmk/layernorm_backward.hpp>
-#include <llmk/matmul_backward.hpp>
 #include <ops/encoder_backward/reference/reference.hpp>
+#include <ops/encoder_backward/spec.hpp>
 
 #include <gtest/gtest.h>
 
@@ -66,12 +63,7 @@ struct EncoderBackwardContract {
   }
 
   static std::vector<std::string> foreign_impls() {
-    return foreign_impl_names(llmk::encoder_backward_impls(),
-                              {as_impl_infos(llmk::matmul_backward_impls()),
-                               llmk::layernorm_backward_impls(), llmk::gelu_backward_impls(),
-                               llmk::classifier_backward_impls(),
-                               llmk::attention_backward_impls(),
-                               llmk::attention_backward_recompute_impls()});
+    return foreign_impls_of(llmk::encoder_backward_impls());
   }
 
   // --- shapes -------------------------------------------------------------------
@@ -113,21 +105,10 @@ struct EncoderBackwardContract {
   enum Arg : std::size_t { dwte, dwpe, dout, tokens };
 
   static std::vector<ArgSpec> args(const Shape& s, Precision p) {
-    const std::int64_t B = s.B, T = s.T, C = s.C, V = s.V;
-    const llmk::DType grads = p == Precision::bf16 ? llmk::DType::bf16 : llmk::DType::f32;
-    const llmk::DType in = p == Precision::fp32 ? llmk::DType::f32 : llmk::DType::bf16;
-    std::vector<ArgSpec> v(4);
-    v[dwte] = {"dwte", true, {V, C}, {V, C}, grads};
-    v[dwte].defines_first_extent = true;  // V: the tokens are checked against it
-    v[dwpe] = {"dwpe", true, {T, C}, {T, C}, grads};
-    v[dwpe].alignment = Alignment::Element;
-    v[dout] = {"dout", false, {B, T, C}, {B, T, C}, in};
-    v[dout].leader = true;  // fixes B, T and C
-    for (const Arg a : {dwte, dwpe, dout}) v[a].role = v[a].name;
-    v[tokens] = {"tokens", false, {B, T}, {B, T}};
-    v[tokens].int32 = true;
-    v[tokens].int_limit = V;
-    v[tokens].alignment = Alignment::Element;
+    std::vector<ArgSpec> v = contract::spec_args<llmk::op::encoder_backward::Spec>(
+        {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"V", s.V}}, p);
+    for (const Arg a : {dwpe, tokens}) v[a].alignment = Alignment::Element;
+    v[tokens].int_limit = s.V;
     return v;
   }
 

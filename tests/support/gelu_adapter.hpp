@@ -6,15 +6,14 @@
 #pragma once
 
 #include "contract/operation.hpp"
-#include "support/impl_params.hpp"
+#include "contract/spec_adapter.hpp"
+#include "support/foreign_impls.hpp"
 
 #include <llmk/gelu_backward.hpp>
-#include <llmk/layernorm_backward.hpp>  // the other operations' implementation names
-#include <llmk/matmul_backward.hpp>
 #include <ops/gelu_backward/reference/problem.hpp>
+#include <ops/gelu_backward/spec.hpp>
 #include <ops/gelu_backward/reference/reference.hpp>
 
-#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -47,18 +46,8 @@ struct GeluBackwardContract {
             }};
   }
 
-  // matmul's and layernorm's names that are not gelu_backward's.
   static std::vector<std::string> foreign_impls() {
-    std::vector<std::string> own, foreign;
-    for (const llmk::ImplInfo& info : llmk::gelu_backward_impls()) own.push_back(info.name);
-    const auto add = [&](const std::string& name) {
-      if (std::find(own.begin(), own.end(), name) == own.end() &&
-          std::find(foreign.begin(), foreign.end(), name) == foreign.end())
-        foreign.push_back(name);
-    };
-    for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) add(info.name);
-    for (const llmk::ImplInfo& info : llmk::layernorm_backward_impls()) add(info.name);
-    return foreign;
+    return foreign_impls_of(llmk::gelu_backward_impls());
   }
 
   // --- shapes -------------------------------------------------------------------
@@ -90,23 +79,16 @@ struct GeluBackwardContract {
 
   // --- arguments, in the order of the entry points --------------------------------
 
-  enum Arg : std::size_t { dinp, dout, inp };
+  enum Arg : std::size_t { dinp, dout, inp };  // spec.hpp's order
 
   // Aligned arrays: the packs' path (tests/test_gelu_cases.cpp moves each
   // array off its alignment). Through the rank-2 entry as (N, 1), the
-  // raw-pointer entry's view of its N elements (test_gelu_cases.cpp calls
-  // (M, C) views too).
+  // raw-pointer entry's view of its N elements, which its messages name
+  // (test_gelu_cases.cpp calls (M, C) views too).
   static std::vector<ArgSpec> args(const Shape& s, Precision p) {
-    const std::int64_t B = s.B, T = s.T, M = s.N(), C = 1;
-    const std::int64_t C3 = s.C;
-    const llmk::DType type = input_dtype(p);
-    std::vector<ArgSpec> v(3);
-    v[dinp] = {"dinp", true, {M, C}, {B, T, C3}, type};
-    v[dinp].role = "dinp";
-    v[dout] = {"dout", false, {M, C}, {B, T, C3}, type};
-    v[dout].leader = true;
-    v[inp] = {"inp", false, {M, C}, {B, T, C3}, type};
-    for (const Arg a : {dout, inp}) v[a].group = v[a].role = "inputs";
+    std::vector<ArgSpec> v = contract::spec_args<llmk::op::gelu_backward::Spec>(
+        {{"B", s.B}, {"T", s.T}, {"C", s.C}}, p);
+    for (ArgSpec& a : v) a.rank2 = {s.N(), 1};
     return v;
   }
 

@@ -6,13 +6,14 @@
 #pragma once
 
 #include "contract/operation.hpp"
-#include "support/impl_params.hpp"
+#include "contract/spec_adapter.hpp"
+#include "support/foreign_impls.hpp"
 
 #include <llmk/layernorm_backward.hpp>
-#include <llmk/matmul_backward.hpp>  // the other operation's implementation names
 #include <ops/layernorm_backward/reference/compare.hpp>
 #include <ops/layernorm_backward/reference/problem.hpp>
 #include <ops/layernorm_backward/reference/reference.hpp>
+#include <ops/layernorm_backward/spec.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -55,11 +56,7 @@ struct LayernormBackwardContract {
 
   // matmul_backward's names that are not layernorm_backward's ("tiled", ...).
   static std::vector<std::string> foreign_impls() {
-    std::vector<std::string> own, foreign;
-    for (const llmk::ImplInfo& info : llmk::layernorm_backward_impls()) own.push_back(info.name);
-    for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
-      if (std::find(own.begin(), own.end(), info.name) == own.end()) foreign.push_back(info.name);
-    return foreign;
+    return foreign_impls_of(llmk::layernorm_backward_impls());
   }
 
   // --- shapes -------------------------------------------------------------------
@@ -126,33 +123,12 @@ struct LayernormBackwardContract {
   enum Arg : std::size_t { dinp, dweight, dbias, dout, inp, weight, mean, rstd };
 
   static std::vector<ArgSpec> args(const Shape& s, Precision p) {
-    using llmk::reference::Output;
-    const std::int64_t B = s.B, T = s.T, M = s.M(), C = s.C;
-    const llmk::DType in = input_dtype(p);
-    std::vector<ArgSpec> v(8);
-    v[dinp] = {"dinp", true, {M, C}, {B, T, C}, output_dtype(p, Output::dinp)};
-    v[dinp].role = "dinp";
-    v[dinp].alignment = rows_aligned(s) ? Alignment::Allocation : Alignment::Element;
-    v[dweight] = {"dweight", true, {C}, {C}, output_dtype(p, Output::dweight)};
-    v[dweight].role = "dweight";
-    v[dbias] = {"dbias", true, {C}, {C}, output_dtype(p, Output::dbias)};
+    std::vector<ArgSpec> v = contract::spec_args<llmk::op::layernorm_backward::Spec>(
+        {{"B", s.B}, {"T", s.T}, {"C", s.C}}, p);
     v[dbias].present = s.bias;
-    v[dbias].optional = true;
-    v[dbias].role = "dbias";
-    v[dbias].alignment = Alignment::Element;
-    v[dout] = {"dout", false, {M, C}, {B, T, C}, in};
-    v[dout].leader = true;
-    v[inp] = {"inp", false, {M, C}, {B, T, C}, in};
-    v[inp].alignment = rows_aligned(s) ? Alignment::Allocation : Alignment::Element;
-    v[weight] = {"weight", false, {C}, {C}, in};
-    for (const Arg a : {dout, inp, weight}) v[a].group = v[a].role = "inputs";
-    v[mean] = {"mean", false, {M}, {B, T}, llmk::DType::f32};
-    v[mean].alignment = Alignment::Element;
-    v[rstd] = {"rstd", false, {M}, {B, T}, llmk::DType::f32};
-    for (const Arg a : {mean, rstd}) {
-      v[a].group = v[a].role = "mean and rstd";
-      v[a].float_only = true;  // const float* in the raw-pointer entry
-    }
+    for (const Arg a : {dinp, inp})
+      v[a].alignment = rows_aligned(s) ? Alignment::Allocation : Alignment::Element;
+    for (const Arg a : {dbias, mean}) v[a].alignment = Alignment::Element;
     return v;
   }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "contract/operation.hpp"
+#include "support/foreign_impls.hpp"
 #include "support/impl_params.hpp"
 #include "support/problem.hpp"
 
@@ -62,14 +63,8 @@ struct MatmulBackwardContract {
             [](Precision p) { return llmk::matmul_backward_auto_impl<Space>(config(p), math(p)); }};
   }
 
-  // layernorm_backward's names that are not matmul_backward's ("blocked").
   static std::vector<std::string> foreign_impls() {
-    std::vector<std::string> own, foreign;
-    for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
-      own.push_back(info.name);
-    for (const llmk::ImplInfo& info : llmk::layernorm_backward_impls())
-      if (std::find(own.begin(), own.end(), info.name) == own.end()) foreign.push_back(info.name);
-    return foreign;
+    return foreign_impls_of(llmk::matmul_backward_impls());
   }
 
   // --- variants and shapes -------------------------------------------------------

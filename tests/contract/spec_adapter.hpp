@@ -1,0 +1,145 @@
+// An operation's arguments as the contract tests pass them, derived from its
+// declaration (src/ops/<op>/spec.hpp, core/op/signature.hpp) rather than
+// written again in its adapter: names, directions, extents through the
+// rank-2 and rank-3 entries, element types in a precision, roles and the
+// groups that share a type, the leader, optional and int32 arguments, the
+// input an output may replace, and which argument's extent binds a size of
+// the call. What the declaration does not say (where a shape leaves an
+// argument out, alignments, the valid range of an int32 input) the adapter
+// sets on the result.
+#pragma once
+
+#include "contract/operation.hpp"
+
+#include <core/op/precision.hpp>
+#include <core/op/signature.hpp>
+#include <core/reference/precision.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace llmk_test::contract {
+
+// The sizes of a shape by symbol ("B", "T", "C", "V", ...); "rows" is B·T.
+class SymbolSizes {
+ public:
+  SymbolSizes(std::initializer_list<std::pair<std::string_view, std::int64_t>> sizes)
+      : sizes_(sizes) {}
+  std::int64_t operator[](std::string_view symbol) const {
+    for (const auto& [name, value] : sizes_)
+      if (name == symbol) return value;
+    throw std::logic_error("the shape has no size '" + std::string(symbol) + "'");
+  }
+
+ private:
+  std::vector<std::pair<std::string_view, std::int64_t>> sizes_;
+};
+
+namespace detail {
+
+// An argument's extents: "rows" as M = B·T (rank 2) or as B, T (rank 3).
+inline std::vector<std::int64_t> extents_of(std::string_view symbols, const SymbolSizes& s,
+                                            bool rank3) {
+  std::vector<std::int64_t> e;
+  llmk::core::op::for_each_symbol(symbols, [&](std::string_view symbol) {
+    if (symbol != "rows") {
+      e.push_back(s[symbol]);
+    } else if (rank3) {
+      e.push_back(s["B"]), e.push_back(s["T"]);
+    } else {
+      e.push_back(s["B"] * s["T"]);
+    }
+  });
+  return e;
+}
+
+// The element type of `role` in the precision named `precision`, and whether
+// it is float in every precision (no bf16 through the raw-pointer entry).
+template <class... Ps>
+std::pair<llmk::DType, bool> role_dtype(llmk::core::op::PrecisionList<Ps...>,
+                                         std::string_view precision, std::string_view role) {
+  llmk::DType type = llmk::DType::f32;
+  bool found = false, always_float = true;
+  const auto look = [&](auto p) {
+    using P = typename decltype(p)::type;
+    for (const llmk::core::op::Role& r : P::roles()) {
+      if (r.name != role) continue;
+      always_float = always_float && r.type == llmk::DType::f32;
+      if (P::name == precision) type = r.type, found = true;
+    }
+  };
+  (look(llmk::core::op::PrecisionTag<Ps>{}), ...);
+  if (!found)
+    throw std::logic_error("no role '" + std::string(role) + "' in precision " +
+                           std::string(precision));
+  return {type, always_float};
+}
+
+// The symbols bound before argument `i` in the entry's order (the leader's
+// first, then the list's: core/op/entry.hpp's bind).
+template <class Spec>
+bool bound_before(std::size_t i, std::string_view symbol) {
+  bool bound = false;
+  const auto look = [&](std::size_t j) {
+    llmk::core::op::for_each_symbol(Spec::args[j].extents, [&](std::string_view s) {
+      bound = bound || s == symbol || (symbol == "B" && s == "rows") ||
+              (symbol == "T" && s == "rows");
+    });
+  };
+  if (i == Spec::leader) return false;
+  look(Spec::leader);
+  for (std::size_t j = 0; j < i; ++j)
+    if (j != Spec::leader && !Spec::args[j].optional) look(j);
+  return bound;
+}
+
+}  // namespace detail
+
+template <class Spec>
+std::vector<ArgSpec> spec_args(const SymbolSizes& sizes, Precision precision) {
+  using llmk::core::op::Arg;
+  const std::string_view pname = llmk::reference::precision_name(precision);
+  std::vector<ArgSpec> v;
+  for (std::size_t i = 0; i < Spec::args.size(); ++i) {
+    const Arg& a = Spec::args[i];
+    ArgSpec s;
+    s.name = a.name;
+    s.output = a.output();
+    s.rank2 = detail::extents_of(a.extents, sizes, false);
+    s.rank3 = detail::extents_of(a.extents, sizes, true);
+    s.optional = a.optional;
+    s.leader = i == Spec::leader;
+    s.in_place_of = a.in_place_of;
+    s.int32 = a.int32;
+    if (a.float32) {
+      s.float_only = true;
+    } else if (!a.int32) {
+      std::tie(s.dtype, s.float_only) =
+          detail::role_dtype(typename Spec::Precisions{}, pname, a.role);
+      s.role = a.role;
+    }
+    // Inputs of a role they share with another input must be of one type.
+    for (std::size_t j = 0; j < Spec::args.size(); ++j)
+      if (j != i && !a.output() && !Spec::args[j].output() && !a.role.empty() &&
+          Spec::args[j].role == a.role)
+        s.group = a.role;
+    // Its first or last extent binds a size of the call: a wrong one is not
+    // refused on it, it makes the others wrong.
+    std::vector<std::string_view> symbols;
+    llmk::core::op::for_each_symbol(a.extents, [&](std::string_view x) { symbols.push_back(x); });
+    if (!s.leader && !symbols.empty()) {
+      s.defines_first_extent =
+          symbols.front() != "rows" && !detail::bound_before<Spec>(i, symbols.front());
+      s.defines_last_extent =
+          symbols.back() != "rows" && !detail::bound_before<Spec>(i, symbols.back());
+    }
+    v.push_back(std::move(s));
+  }
+  return v;
+}
+
+}  // namespace llmk_test::contract
