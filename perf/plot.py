@@ -198,7 +198,7 @@ def ceiling(machine, records, precision, metric, given=None):
 
 def shape_text(r):
     keys = [k for k in ("B", "T", "C", "OC", "NH", "V") if k in r]
-    flags = [k for k in ("gelu", "overwrite_dinp", "accumulate_dqkv") if r.get(k)]
+    flags = [k for k in ("gelu", "overwrite_dinp", "overwrite_dqkv") if r.get(k)]
     return " ".join(f"{k}={r[k]}" for k in keys) + (f" ({', '.join(flags)})" if flags else "")
 
 

@@ -114,6 +114,7 @@ for step in "${steps[@]}"; do
         note "llmk-perf attention_backward (Cuda) B=$1 T=$2"
         "$here/bin/llmk-perf" attention_backward --backend cuda --B "$1" --T "$2" \
           --impl cublas,materialized,flash_mma_ds,flash_mma,flash --precision all --device-time \
+          --overwrite-dqkv \
           --import "$results/torch-attention-B$1-T$2.json" \
           --json "$results/perf-attention-B$1-T$2.json" || status=1
       done ;;

@@ -414,8 +414,8 @@ void TypedViews::Tf32WithBf16Inputs() {
     expect_invalid_argument(
         [&] {
           llmk::matmul_backward(Host(), dinp16.data(), dweight.data(), dbias.data(), dout16.data(),
-                                inp16.data(), weight16.data(), B, T, C, OC,
-                                with(name, llmk::Math::tf32), pre_gelu16.data());
+                                inp16.data(), weight16.data(), pre_gelu16.data(), B, T, C, OC,
+                                with(name, llmk::Math::tf32));
         },
         {"options.math", "float32 inputs", "'bf16-fp32grad'"},
         {span_of("dinp", dinp16), span_of("dweight", dweight), span_of("dbias", dbias)});

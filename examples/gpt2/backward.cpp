@@ -83,6 +83,7 @@ std::size_t workspace_bytes(const Config& c, bool materialized, const Impls& imp
                    llmk::encoder_backward_workspace_bytes<ExecSpace>(c.B, c.T, C, c.V, eo, mp));
   llmk::AttentionBackwardOptions ao;
   ao.impl = impls.attention;
+  ao.dqkv_update = llmk::Update::overwrite;
   bytes = std::max(bytes, materialized ? llmk::attention_backward_workspace_bytes<ExecSpace>(
                                              c.B, c.T, C, c.NH, ao, ap)
                                        : llmk::attention_backward_recompute_workspace_bytes<
@@ -177,8 +178,11 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
   const auto mm = matmul_options(impls_);
   const auto ln_start = layernorm_options(llmk::Update::overwrite, impls_);
   const auto ln_add = layernorm_options(llmk::Update::accumulate, impls_);
-  llmk::AttentionBackwardOptions att_options;  // dqkv overwritten (llmk's default)
+  // dqkv is a fresh gradient (overwritten, as llm.c's), unlike the residual
+  // stream's, which each layer adds to.
+  llmk::AttentionBackwardOptions att_options;
   att_options.impl = impls_.attention;
+  att_options.dqkv_update = llmk::Update::overwrite;
   auto& p = params_;
   auto& g = grads_;
   auto& a = acts_;
@@ -221,7 +225,7 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
     // MLP: fcproj (its input is gelu(fch): GELU's backward fused), fc, ln2.
     llmk::matmul_backward(ctx_, dl_bt4c_.data(), at(g.fcprojw, 4 * C * C), at(g.fcprojb, C),
                           dresidual_.data(), at(a.fch_gelu, 4 * BTC), at(p.fcprojw, 4 * C * C),
-                          B, T_, 4 * C, C, mm, at(a.fch, 4 * BTC));
+                          at(a.fch, 4 * BTC), B, T_, 4 * C, C, mm);
     lap(clock, Step::fcproj_gelu);
     llmk::matmul_backward(ctx_, dl_btc_.data(), at(g.fcw, 4 * C * C), at(g.fcb, 4 * C),
                           dl_bt4c_.data(), at(a.ln2, BTC), at(p.fcw, 4 * C * C), B, T_, C, 4 * C,

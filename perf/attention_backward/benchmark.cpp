@@ -175,7 +175,7 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
   const ref::Shape s = shape_of(opt);
   const index_t M = s.M(), C = s.C;
   const std::string pname = reference::precision_name(p);
-  const double bytes = bytes_of(s, p, opt.accumulate);
+  const double bytes = bytes_of(s, p, !opt.overwrite_dqkv);
 
   Suite group = suite;  // the header's fields; its rows are this precision's
   const bool computes = std::any_of(planned.begin(), planned.end(),
@@ -197,13 +197,13 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
     if (hopt.check && any(false)) {
       t0 = std::chrono::steady_clock::now();
       progress(pname + ": float64 reference ... ", false);
-      expected = ref::reference_backward(*in, !opt.accumulate, ref::Masking::Causal, hopt.threads);
+      expected = ref::reference_backward(*in, opt.overwrite_dqkv, ref::Masking::Causal, hopt.threads);
       progress(seconds_text(seconds_since(t0)));
     }
     if (hopt.check && any(true)) {
       t0 = std::chrono::steady_clock::now();
       progress(pname + ": float64 reference of the recompute variant ... ", false);
-      expected_recompute = ref::reference_backward_recompute(*in, !opt.accumulate, hopt.threads);
+      expected_recompute = ref::reference_backward_recompute(*in, opt.overwrite_dqkv, hopt.threads);
       progress(seconds_text(seconds_since(t0)));
     }
   }
@@ -226,9 +226,9 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
     full.dqkv = Matrix<ExecSpace, E>("llmk-perf::dqkv", M, 3 * C);
     full.dout = dout, full.qkv = qkv, full.att = att, full.out = out, full.lse = lse;
     full.B = s.B, full.T = s.T, full.C = s.C, full.NH = s.NH;
-    init_dqkv = opt.accumulate
-                    ? converted<E>(in->dqkv)
-                    : std::vector<E>(in->dqkv.size(), E(std::numeric_limits<float>::quiet_NaN()));
+    init_dqkv = opt.overwrite_dqkv
+                    ? std::vector<E>(in->dqkv.size(), E(std::numeric_limits<float>::quiet_NaN()))
+                    : converted<E>(in->dqkv);
     in.reset();  // the host inputs are on the device now
     exec.fence();
   }
@@ -265,7 +265,7 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
       group.rows.push_back(copy_row(exec, bytes, s.B, pname));
       continue;
     }
-    row.bytes = plan.recompute ? recompute_bytes_of(s, p, opt.accumulate) : bytes;
+    row.bytes = plan.recompute ? recompute_bytes_of(s, p, !opt.overwrite_dqkv) : bytes;
     if (plan.recompute ? bool(expected_recompute) : bool(expected)) {
       row.reset = reset;
       row.verify = plan.recompute ? std::function<CheckResult()>(verify_recompute)
@@ -276,7 +276,7 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
       AttentionBackwardOptions options;
       options.impl = plan.impl;
       options.math = math_of(p);
-      options.dqkv_update = opt.accumulate ? Update::accumulate : Update::overwrite;
+      if (opt.overwrite_dqkv) options.dqkv_update = Update::overwrite;
       row.run = [&ctx, b = full, options] { b.call(ctx, options); };
       row.run_part = [&ctx, b = full, options](std::int64_t n) {
         b.first_sequences(n).call(ctx, options);
@@ -287,10 +287,10 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
         row.note += std::string(row.note.empty() ? "" : "; ") + "not bitwise deterministic";
     } else {
       const Peer& peer = *plan.peer;
-      const PeerArgs args = full.peer_args(threads, pname, opt.accumulate);
+      const PeerArgs args = full.peer_args(threads, pname, !opt.overwrite_dqkv);
       row.note = peer.description;
       row.run = [run = peer.run, args] { run(args); };
-      row.run_part = [run = peer.run, b = full, threads, pname, acc = opt.accumulate](
+      row.run_part = [run = peer.run, b = full, threads, pname, acc = !opt.overwrite_dqkv](
                          std::int64_t n) { run(b.first_sequences(n).peer_args(threads, pname, acc)); };
     }
     group.rows.push_back(std::move(row));
@@ -323,7 +323,7 @@ class Benchmark {
     suite.units = s.B;
     suite.unit_name = "sequence";
     suite.error_columns = {"dqkv"};
-    suite.flags = {{"accumulate_dqkv", opt_.accumulate}};
+    suite.flags = {{"overwrite_dqkv", opt_.overwrite_dqkv}};
     suite.default_precision = "fp32";
     suite.gflops_column = true;
     suite.gbs_column = true;
@@ -341,14 +341,14 @@ class Benchmark {
       }
     }
     suite.notes.push_back(std::string("dqkv ") +
-                          (opt_.accumulate ? "accumulated (+=)" : "overwritten (=, the default)") +
+                          (opt_.overwrite_dqkv ? "overwritten (=)" : "accumulated (+=)") +
                           "; errors: relative L2 of dqkv against the float64 reference");
     suite.notes.push_back(
         "GFLOP/s: the four products on the causal half, 4·B·C·T·(T+1) (a dense implementation "
         "does about twice that, the recompute variant's 'flash' 6·B·C·T·(T+1): q·kᵀ and "
         "dout·vᵀ twice); GB/s: dout, qkv and att's causal half read (flash: out and lse for "
         "att), dqkv written" +
-        std::string(opt_.accumulate ? " and read" : ""));
+        std::string(!opt_.overwrite_dqkv ? " and read" : ""));
     if (s.M() == 0 || s.C == 0)
       suite.notes.push_back(
           "zero-sized problem: every llmk call is a valid no-op; times are the calls' fixed costs");
@@ -425,10 +425,9 @@ void add_options(CLI::App& app, Options& opt) {
                      ", or 'all': each implementation and peer gets a row for each of them it runs")
       ->capture_default_str()
       ->check(list_validator(with_tf32(attention_backward_precisions()), "precision", "PRECISIONS"));
-  app.add_flag("--accumulate-dqkv", opt.accumulate,
-               "dqkv += instead of = (Update::accumulate). Default =: attention_backward "
-               "overwrites dqkv unless told otherwise, as llm.c's backward does; its initial "
-               "values are then NaN, never read");
+  app.add_flag("--overwrite-dqkv", opt.overwrite_dqkv,
+               "dqkv = instead of += (Update::overwrite, as llm.c's backward, where qkv's "
+               "gradient is a fresh buffer); its initial values are NaN, never read");
 }
 
 int run(const perf::Options& harness, const Options& opt) {

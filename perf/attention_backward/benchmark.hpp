@@ -28,14 +28,14 @@ struct Options {
   std::int64_t B = 8, T = 1024, C = 768, NH = 12;
   std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
   std::string precisions = "fp32";  // "all", or a comma list: fp32, bf16
-  bool accumulate = false;          // Update::accumulate on dqkv (default =, as llm.c's)
+  bool overwrite_dqkv = false;      // Update::overwrite on dqkv (llm.c's; default +=)
 };
 
 // llmk::attention_backward_impls() and where each runs, for --impl.
 const Implementations& implementations();
 
 // --B --T --C --NH (zero B, T, C are a valid no-op), --impl, --precision,
-// --accumulate-dqkv.
+// --overwrite-dqkv.
 void add_options(CLI::App& app, Options& opt);
 
 // On the backend harness.backend; Kokkos must be initialized. Returns the

@@ -6,7 +6,7 @@ llmk-perf attention_backward --import.
 llmk's layout: qkv (B, T, 3C) holds q, k and v side by side, each of NH heads
 of HS = C / NH channels; dout (B, T, C) is the gradient of the heads' outputs
 put back side by side (what the output projection reads); dqkv (B, T, 3C) is
-written (llmk-perf's default: accumulate_dqkv false). Rows, per precision
+written, not added to (llmk-perf's --overwrite-dqkv). Rows, per precision
 (fp32: TF32 off; bf16: bfloat16 tensors):
   peer:pytorch-sdpa-<backend>  F.scaled_dot_product_attention(is_causal=True)
       on q, k, v split from qkv and viewed as (B, NH, T, HS), as nanoGPT does,
@@ -222,7 +222,7 @@ class Rows:
         self.torch, self.args, self.L, self.precision = torch, args, L, precision
         self.ref, self.l2_flush, self.records = ref, l2_flush, []
         self.base = {"precision": precision, "B": L.B, "T": L.T, "C": L.C, "NH": L.NH,
-                     "accumulate_dqkv": False, "gbs": None}
+                     "overwrite_dqkv": True, "gbs": None}
 
     def skip(self, impl, why):
         print(f"{impl} attention backward {self.precision}: skipped: {why}")

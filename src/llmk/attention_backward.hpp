@@ -17,11 +17,9 @@
 //   dk      = α · dpreattᵀ · q
 // written into dqkv (B, T, 3C) in qkv's layout (dq, dk, dv side by side).
 //
-// !! dqkv is OVERWRITTEN by default (options.dqkv_update = Update::overwrite,
-// !! never read: it may hold NaN), unlike matmul_backward's and
-// !! layernorm_backward's outputs, which accumulate by default. qkv's
-// !! gradient is a fresh buffer in llm.c's backward. Update::accumulate adds
-// !! to it (+=) instead.
+// dqkv accumulates (+=) by default, as every llmk output does (docs/api.md);
+// options.dqkv_update = Update::overwrite writes it (=) and never reads it (it
+// may hold NaN): llm.c's backward, where qkv's gradient is a fresh buffer.
 //
 // att's strictly upper triangle (t' > t, the masked keys) is never read: it
 // may hold anything, NaN included (llm.c's forward writes zeros there, its
@@ -83,8 +81,8 @@ struct AttentionBackwardOptions {
   // An implementation's name (attention_backward_impls()), or "auto".
   std::string impl = "auto";
   Math math = Math::fp32;
-  // OVERWRITE by default (see above): dqkv = the gradient, never read.
-  Update dqkv_update = Update::overwrite;
+  // dqkv += the gradient; Update::overwrite: dqkv = the gradient, never read.
+  Update dqkv_update = Update::accumulate;
 };
 
 using AttentionBackwardImplInfo = ImplInfo;

@@ -129,15 +129,20 @@ void matmul_backward(Context<ExecSpace>& ctx, const Out<ExecSpace>& dinp,
 
 // Raw pointers in ExecSpace's memory space, row-major as in llm.c:
 // dinp/inp/pre_gelu B·T·C elements, dout B·T·OC, dweight/weight OC·C, dbias OC
-// or nullptr, pre_gelu nullptr for no GELU. float*, llmk::bf16* or
-// __nv_bfloat16* (BufferRef).
+// or nullptr. float*, llmk::bf16* or __nv_bfloat16* (BufferRef). With GELU,
+// pre_gelu stands where the views' entry has it, after weight (llm.c's
+// matmul_backward takes it after the sizes); nullptr there is no GELU.
 template <class ExecSpace>
 void matmul_backward(Context<ExecSpace>& ctx, BufferRef dinp, BufferRef dweight, BufferRef dbias,
                      ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight, index_t B,
-                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options = {},
-                     ConstBufferRef pre_gelu = nullptr);
+                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options = {});
+template <class ExecSpace>
+void matmul_backward(Context<ExecSpace>& ctx, BufferRef dinp, BufferRef dweight, BufferRef dbias,
+                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight,
+                     ConstBufferRef pre_gelu, index_t B, index_t T, index_t C, index_t OC,
+                     const MatmulBackwardOptions& options = {});
 
-// The same three on an execution-space instance, with its implicit context.
+// The same four on an execution-space instance, with its implicit context.
 template <class ExecSpace>
 void matmul_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp,
                      const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
@@ -152,8 +157,12 @@ void matmul_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp,
 template <class ExecSpace>
 void matmul_backward(const ExecSpace& exec, BufferRef dinp, BufferRef dweight, BufferRef dbias,
                      ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight, index_t B,
-                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options = {},
-                     ConstBufferRef pre_gelu = nullptr);
+                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options = {});
+template <class ExecSpace>
+void matmul_backward(const ExecSpace& exec, BufferRef dinp, BufferRef dweight, BufferRef dbias,
+                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight,
+                     ConstBufferRef pre_gelu, index_t B, index_t T, index_t C, index_t OC,
+                     const MatmulBackwardOptions& options = {});
 
 // For benchmarks: runs only the dbias pass that implementation `impl` runs
 // (dbias ⟵ Σ_rows dout, options.dbias_update), so that its bandwidth can be

@@ -264,12 +264,17 @@ struct MatmulBackwardContract {
       llmk::matmul_backward(target, out[0], out[1], out[2], in[0], in[1], in[2], in[3], options);
   }
 
+  // The same through raw pointers (an absent pre_gelu is nullptr).
   template <class Target>
   static void call_raw(Target& target, const std::vector<llmk::BufferRef>& out,
                        const std::vector<llmk::ConstBufferRef>& in,
                        const std::vector<std::int64_t>& dims, const Options& options) {
-    llmk::matmul_backward(target, out[0], out[1], out[2], in[0], in[1], in[2], dims[0], dims[1],
-                          dims[2], dims[3], options, in[3]);
+    if (in[3].data == nullptr)
+      llmk::matmul_backward(target, out[0], out[1], out[2], in[0], in[1], in[2], dims[0], dims[1],
+                            dims[2], dims[3], options);
+    else
+      llmk::matmul_backward(target, out[0], out[1], out[2], in[0], in[1], in[2], in[3], dims[0],
+                            dims[1], dims[2], dims[3], options);
   }
 };
 

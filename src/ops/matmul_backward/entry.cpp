@@ -197,9 +197,9 @@ void matmul_backward(Context<ExecSpace>& ctx, const Out<ExecSpace>& dinp,
 
 template <class ExecSpace>
 void matmul_backward(Context<ExecSpace>& ctx, BufferRef dinp, BufferRef dweight, BufferRef dbias,
-                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight, index_t B,
-                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options,
-                     ConstBufferRef pre_gelu) {
+                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight,
+                     ConstBufferRef pre_gelu, index_t B, index_t T, index_t C, index_t OC,
+                     const MatmulBackwardOptions& options) {
   core::op::check_dimensions(kOpName, {{"B", B}, {"T", T}, {"C", C}, {"OC", OC}});
   // Every array's element count, checked before any reference is made of it.
   const index_t M = core::checked_product(B, T, kOpName, "M = B·T");
@@ -215,6 +215,13 @@ void matmul_backward(Context<ExecSpace>& ctx, BufferRef dinp, BufferRef dweight,
                   In<ExecSpace>(dout, {M, OC}), In<ExecSpace>(inp, {M, C}),
                   In<ExecSpace>(weight, {OC, C}),
                   pre_gelu.data ? In<ExecSpace>(pre_gelu, {M, C}) : In<ExecSpace>(), options);
+}
+
+template <class ExecSpace>
+void matmul_backward(Context<ExecSpace>& ctx, BufferRef dinp, BufferRef dweight, BufferRef dbias,
+                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight, index_t B,
+                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options) {
+  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, nullptr, B, T, C, OC, options);
 }
 
 template <class ExecSpace>
@@ -238,11 +245,18 @@ void matmul_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp,
 
 template <class ExecSpace>
 void matmul_backward(const ExecSpace& exec, BufferRef dinp, BufferRef dweight, BufferRef dbias,
-                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight, index_t B,
-                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options,
-                     ConstBufferRef pre_gelu) {
+                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight,
+                     ConstBufferRef pre_gelu, index_t B, index_t T, index_t C, index_t OC,
+                     const MatmulBackwardOptions& options) {
   Context<ExecSpace> ctx = detail::implicit_context(exec);
-  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, B, T, C, OC, options, pre_gelu);
+  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, pre_gelu, B, T, C, OC, options);
+}
+
+template <class ExecSpace>
+void matmul_backward(const ExecSpace& exec, BufferRef dinp, BufferRef dweight, BufferRef dbias,
+                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight, index_t B,
+                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options) {
+  matmul_backward(exec, dinp, dweight, dbias, dout, inp, weight, nullptr, B, T, C, OC, options);
 }
 
 template <class ExecSpace>
@@ -300,9 +314,11 @@ void matmul_backward_bias_pass(Context<ExecSpace>& ctx, const Out<ExecSpace>& db
                                        const In<Space>&, const In<Space>&,                       \
                                        const MatmulBackwardOptions&);                            \
   template void matmul_backward<Space>(Context<Space>&, BufferRef, BufferRef, BufferRef,         \
-                                       ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t,  \
-                                       index_t, index_t, index_t, const MatmulBackwardOptions&,  \
-                                       ConstBufferRef);                                          \
+      ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t, index_t, index_t, index_t,        \
+      const MatmulBackwardOptions&);                                                             \
+  template void matmul_backward<Space>(Context<Space>&, BufferRef, BufferRef, BufferRef,         \
+      ConstBufferRef, ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t, index_t,          \
+      index_t, index_t, const MatmulBackwardOptions&);                                           \
   template void matmul_backward<Space>(const Space&, const Out<Space>&, const Out<Space>&,       \
                                        const Out<Space>&, const In<Space>&, const In<Space>&,    \
                                        const In<Space>&, const MatmulBackwardOptions&);          \
@@ -311,9 +327,11 @@ void matmul_backward_bias_pass(Context<ExecSpace>& ctx, const Out<ExecSpace>& db
                                        const In<Space>&, const In<Space>&,                       \
                                        const MatmulBackwardOptions&);                            \
   template void matmul_backward<Space>(const Space&, BufferRef, BufferRef, BufferRef,            \
-                                       ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t,  \
-                                       index_t, index_t, index_t, const MatmulBackwardOptions&,  \
-                                       ConstBufferRef);                                          \
+      ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t, index_t, index_t, index_t,        \
+      const MatmulBackwardOptions&);                                                             \
+  template void matmul_backward<Space>(const Space&, BufferRef, BufferRef, BufferRef,            \
+      ConstBufferRef, ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t, index_t,          \
+      index_t, index_t, const MatmulBackwardOptions&);                                           \
   template void matmul_backward_bias_pass<Space>(Context<Space>&, const Out<Space>&,             \
                                                  const In<Space>&, std::string_view,             \
                                                  const MatmulBackwardOptions&);
