@@ -9,7 +9,11 @@
 //  - Views.*: (M, C) views with C > 1 (the contract's rank-2 calls are
 //    (N, 1)), the same bits as the raw-pointer call;
 //  - SpecialValues.*: gelu' at 0, −0, its tails (±3 … ±10¹²), NaN and ±Inf
-//    (NaN, as the float64 formula gives: x·(1 − t²) is ∞·0).
+//    (NaN, as the float64 formula gives: x·(1 − t²) is ∞·0);
+//  - InPlace.*: dinp = dout, the same array (llm.c's gelu_backward_inplace),
+//    overwritten and accumulated, through views and raw pointers: the
+//    reference of a problem whose dinp starts as dout's values, for N across
+//    the host blocks and the packs.
 #include "support/compare.hpp"
 
 #include <gtest/gtest.h>
@@ -179,6 +183,47 @@ TEST(GeluBackwardSpecialValues, Fp32) {
     EXPECT_EQ(out[0], 1.0f);  // gelu'(0) = ½ exactly: ½·(1 + 0) + 0
     EXPECT_EQ(out[1], 1.0f);
   }
+}
+
+// dinp over dout: the same array, through the raw entry and (M, C) views.
+template <class T>
+void check_in_place(std::int64_t N) {
+  const gelu::HostProblem p = gelu::make_problem({"inplace", 1, 1, N}, 31, precision_of<T>);
+  gelu::HostProblem same = p;
+  same.dinp = p.dout;  // what the call reads as dinp when it accumulates
+  for (const bool overwrite : {false, true}) {
+    const std::vector<double> ref = gelu::reference_backward(same, overwrite);
+    for (const bool views : {false, true}) {
+      for (const char* impl : {"packed", "naive"}) {
+        SCOPED_TRACE(std::string(impl) + ", N = " + std::to_string(N) +
+                     (overwrite ? ", overwrite" : ", accumulate") + (views ? ", views" : ", raw"));
+        OffsetArray<T> d(p.dout, 0, 7.0f), inp(p.inp, 0, 0.0f);
+        llmk::GeluBackwardOptions options;
+        options.impl = impl;
+        options.dinp_update = overwrite ? llmk::Update::overwrite : llmk::Update::accumulate;
+        if (views) {
+          using Matrix = Kokkos::View<T**, Kokkos::LayoutRight, Space, Kokkos::MemoryUnmanaged>;
+          using CMatrix =
+              Kokkos::View<const T**, Kokkos::LayoutRight, Space, Kokkos::MemoryUnmanaged>;
+          llmk::gelu_backward(Space(), Matrix(d.data(), N, 1), CMatrix(d.data(), N, 1),
+                              CMatrix(inp.data(), N, 1), options);
+        } else {
+          llmk::gelu_backward(Space(), llmk::BufferRef(d.data()), llmk::ConstBufferRef(d.data()),
+                              llmk::ConstBufferRef(inp.data()), N, options);
+        }
+        Space().fence();
+        EXPECT_TRUE(llmk_test::matches_reference("dinp", d.range(), ref, 0,
+                                                 gelu::tolerance(precision_of<T>)));
+      }
+    }
+  }
+}
+
+TEST(GeluBackwardInPlace, Fp32) {
+  for (std::int64_t N : {1, 7, 1031, 20000}) check_in_place<float>(N);
+}
+TEST(GeluBackwardInPlace, Bf16) {
+  for (std::int64_t N : {1, 17, 1031, 20000}) check_in_place<llmk::bf16>(N);
 }
 
 }  // namespace

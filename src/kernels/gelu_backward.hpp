@@ -52,9 +52,11 @@ void gelu_backward_elements(const ExecSpace& exec, const Args& a) {
 }
 
 // Elements [i0, i1) on a host thread, a loop the compiler vectorizes: the
-// float operations of gelu_backward_element.
+// float operations of gelu_backward_element. dinp may be dout (the call in
+// place): no __restrict between them; each element is read before it is
+// written, and LLMK_SIMD vectorizes the loop without an overlap check.
 template <class In, class DInp>
-inline void gelu_backward_block(DInp* __restrict dinp, const In* __restrict dout,
+inline void gelu_backward_block(DInp* dinp, const In* dout,
                                 const In* __restrict inp, const index_t i0, const index_t i1,
                                 const bool overwrite) {
   if (overwrite) {

@@ -28,8 +28,10 @@
 // The contract is matmul_backward's (llmk/matmul_backward.hpp): a call either
 // completes or throws before it touches any output (std::invalid_argument
 // naming the argument for bad input, std::runtime_error for a call that cannot
-// run), contexts, threads and streams alike. dinp may not overlap dout or
-// inp (no in-place call: the arguments are checked as every operation's).
+// run), contexts, threads and streams alike. dinp may be dout itself (the
+// same array: address, extents and type), as llm.c's gelu_backward_inplace
+// writes the gradient over dout; any other overlap of dinp with dout or inp
+// is refused.
 #pragma once
 
 #include <llmk/context.hpp>

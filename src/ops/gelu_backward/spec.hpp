@@ -34,7 +34,8 @@ struct Spec {
   // Elementwise: rows of C only matter to the chunks (the raw entry's N
   // elements are N rows of one).
   static constexpr std::array<core::op::Arg, 3> args{{
-      core::op::out("dinp", "dinp", "rows C"),
+      // In place as llm.c's gelu_backward_inplace: dinp may be dout itself.
+      core::op::out("dinp", "dinp", "rows C").may_be("dout"),
       core::op::in("dout", "inputs", "rows C"),
       core::op::in("inp", "inputs", "rows C"),
   }};
