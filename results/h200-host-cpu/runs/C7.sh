@@ -3,7 +3,8 @@
 # libdnnl2 on libgomp) beside kokkoskernels (OpenBLAS 0.3.21) and tiled. Its
 # contract tests on OpenMP; llmk-perf at GPT-2 124M's CPU shapes (M = 2048);
 # oneDNN's verbose lines (which kernels it dispatched); GPT-2 124M's whole
-# backward with matmul auto (onednn) and with the previous auto's choice.
+# backward with matmul auto (fp32: kokkoskernels, bf16: onednn) against onednn
+# in fp32 and the previous bf16 choice (tiled).
 # Binaries of the onednn branch, built with -march=native on a Zen 4 dev
 # machine, stripped and carried with their libraries (pack.tar.xz: bin/, lib/).
 set -u
@@ -30,13 +31,13 @@ gpt2() { echo "=== $*"; L timeout 90 "$@" 2>&1 | grep -v "^grad\.\|^losses\|^gra
     cp $d/times.json $OUT/torch-B$B-T$T.json
     if [ $B = 8 ]; then
       gpt2 $G --input $d/gpt2.bin --repeats 5
-      gpt2 $G --input $d/gpt2.bin --repeats 5 --impl matmul_backward=kokkoskernels
+      gpt2 $G --input $d/gpt2.bin --repeats 5 --impl matmul_backward=onednn
       gpt2 $G --input $d/gpt2.bin --repeats 3 --precision bf16
     else
       gpt2 $G --input $d/gpt2.bin --repeats 5 --precision bf16
       gpt2 $G --input $d/gpt2.bin --repeats 5 --precision bf16 --impl matmul_backward=tiled
       gpt2 $G --input $d/gpt2.bin --repeats 5
-      gpt2 $G --input $d/gpt2.bin --repeats 5 --impl matmul_backward=kokkoskernels
+      gpt2 $G --input $d/gpt2.bin --repeats 5 --impl matmul_backward=onednn
     fi
   done; } > $OUT/gpt2.txt 2>&1
 echo done; cat $OUT/tests.txt $OUT/verbose.txt; grep -E "^=== |^onednn|^kokkoskernels|^tiled" $OUT/matmul.txt; grep -E "^=== |^#####|llmk backward|PyTorch backward|^implementations|within|exceed" $OUT/gpt2.txt
