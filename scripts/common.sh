@@ -243,6 +243,9 @@ llmk_setup_and_build() {
   # setup.sh installs Open MPI: its reducer engine and 2-rank tests must not
   # vanish quietly. NCCL stays AUTO: not every CUDA toolkit has it.
   wanted+=(-DLLMK_ENABLE_MPI=ON)
+  # setup.sh installs oneDNN too (libdnnl-dev): matmul's "onednn" on host
+  # spaces. Not in CUDA builds (CMakeLists.txt says why).
+  [ "$backend" = cuda ] || wanted+=(-DLLMK_ENABLE_ONEDNN=ON)
   # Every space's test binary unless LLMK_CMAKE_ARGS says otherwise (test.sh
   # --test-spaces): a restriction of an earlier run must not stay in the
   # build folder's cache (a GPU bundle built after CI's run would lack suites).

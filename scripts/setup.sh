@@ -42,8 +42,9 @@ step() {
 
 # --- 1. Debian packages ------------------------------------------------------
 # (python3-matplotlib: perf/plot.py's plots, for Debian's /usr/bin/python3)
-packages=(cmake ninja-build g++ libgtest-dev libopenblas-openmp-dev libcli11-dev nlohmann-json3-dev
-          libopenmpi-dev openmpi-bin python3-matplotlib)
+# (libdnnl-dev: oneDNN 2.6 on OpenMP, matmul's "onednn" on host spaces)
+packages=(cmake ninja-build g++ libgtest-dev libopenblas-openmp-dev libdnnl-dev libcli11-dev
+          nlohmann-json3-dev libopenmpi-dev openmpi-bin python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,11 +10,15 @@
 //  - AutoRule: host_blas_runs_auto() on made-up reports: OpenMP yes,
 //    pthreads no, sequential only with one thread, an SSE-era core no,
 //    an unknown BLAS no.
-//  - AutoFollowsTheRule: matmul's "auto" on this space is kokkoskernels
-//    exactly where it is compiled, runs here and the rule allows it.
+//  - AutoFollowsTheRule: matmul's "auto" on this space, in float32:
+//    kokkoskernels exactly where it is compiled, runs here and the rule
+//    allows it, else onednn exactly where it is compiled and its kernels fit
+//    the CPU (Onednn::auto_skips); in bf16 (where kokkoskernels never runs)
+//    onednn exactly where it is compiled and fits.
 #include <gtest/gtest.h>
 #include <llmk/host_blas.hpp>
 #include <llmk/matmul_backward.hpp>
+#include <ops/matmul_backward/onednn.hpp>  // Onednn::auto_skips: the rule "auto" follows
 
 #include <Kokkos_Core.hpp>
 
@@ -70,13 +74,25 @@ TEST(HostBlas, AutoRule) {
 
 TEST(HostBlas, AutoFollowsTheRule) {
   if (!kHostSpace) GTEST_SKIP() << "the host BLAS rule is for host spaces";
-  const bool compiled = llmk::matmul_backward_available<Space>("kokkoskernels");
+  const bool blas_compiled = llmk::matmul_backward_available<Space>("kokkoskernels");
   const bool may = llmk::host_blas_runs_auto(llmk::host_blas(), Space().concurrency());
-  const std::string chosen = llmk::matmul_backward_auto_impl<Space>("fp32");
-  EXPECT_EQ(chosen == "kokkoskernels", compiled && may)
-      << "auto chose '" << chosen << "'; kokkoskernels " << (compiled ? "is" : "is not")
-      << " compiled; the host BLAS: " << llmk::host_blas().library << ", "
-      << llmk::host_blas().threading << " threads, kernels " << llmk::host_blas().core;
+  const bool onednn_compiled = llmk::matmul_backward_available<Space>("onednn");
+  for (const bool bf16 : {false, true}) {
+    SCOPED_TRACE(bf16 ? "bf16" : "fp32");
+    namespace mb = llmk::op::matmul_backward;
+    const bool blas = !bf16 && blas_compiled && may;
+    const bool onednn = !blas && onednn_compiled &&
+                        !(bf16 ? mb::Onednn::auto_skips<mb::Bf16>({})
+                               : mb::Onednn::auto_skips<mb::Fp32>({}));
+    const std::string chosen = llmk::matmul_backward_auto_impl<Space>(bf16 ? "bf16" : "fp32");
+    EXPECT_EQ(chosen == "kokkoskernels", blas)
+        << "auto chose '" << chosen << "'; kokkoskernels " << (blas_compiled ? "is" : "is not")
+        << " compiled; the host BLAS: " << llmk::host_blas().library << ", "
+        << llmk::host_blas().threading << " threads, kernels " << llmk::host_blas().core;
+    EXPECT_EQ(chosen == "onednn", onednn)
+        << "auto chose '" << chosen << "'; onednn " << (onednn_compiled ? "is" : "is not")
+        << " compiled" << (blas ? ", and the host BLAS comes first" : "");
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include <ops/matmul_backward/cublas.hpp>
 #include <ops/matmul_backward/kokkoskernels.hpp>
+#include <ops/matmul_backward/onednn.hpp>
 
 namespace llmk::op::matmul_backward {
 
@@ -23,8 +24,17 @@ namespace llmk::op::matmul_backward {
 // where that BLAS shares Kokkos' threads: KokkosKernels::host_blas); on an
 // H200 cuBLAS is ~2× faster (docs/performance.md). cuBLASLt's fused BGRADB
 // measured no faster than cuBLAS + column_sums there, so cublas comes first.
+// On hosts oneDNN comes after the BLAS and before tiled, and only where its
+// kernels fit the CPU (Onednn::auto_skips). float32: on 2 Zen 4 cores
+// (AVX-512, AVX512-BF16) at GPT-2 124M's five products (M 2048), oneDNN 2.6
+// and OpenBLAS 0.3.21 measured within each other's noise (oneDNN 0.73-1.14x
+// OpenBLAS's GFLOP/s over two runs on a shared machine; docs/cpu.md), so
+// "auto" keeps kokkoskernels where the BLAS rule takes it and takes onednn
+// where that rule refuses the BLAS (1.2-1.9x tiled there). bf16, which the
+// BLAS does not run: oneDNN's AVX512-BF16 kernels measured 2.5-3.2x tiled.
+// Not yet measured on the 16-core Xeon host with AMX (docs/cpu.md).
 using Implementations =
-    core::ImplList<Cublas, CublasSerial, CublasLt, KokkosKernels, Tiled, Team, Naive>;
+    core::ImplList<Cublas, CublasSerial, CublasLt, KokkosKernels, Onednn, Tiled, Team, Naive>;
 
 using core::op::available_on;
 
