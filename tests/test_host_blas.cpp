@@ -15,6 +15,10 @@
 //    allows it, else onednn exactly where it is compiled and its kernels fit
 //    the CPU (Onednn::auto_skips); in bf16 (where kokkoskernels never runs)
 //    onednn exactly where it is compiled and fits.
+//  - OnednnBf16WhereTheCpuRunsIt: onednn's info lists bf16 exactly where
+//    its kernels run it natively (onednn_runs_bf16); elsewhere a bf16 call
+//    of "onednn" is refused before it writes (run here under
+//    ONEDNN_MAX_CPU_ISA=AVX512_CORE or AVX2 to see that side).
 #include <gtest/gtest.h>
 #include <llmk/host_blas.hpp>
 #include <llmk/matmul_backward.hpp>
@@ -82,8 +86,9 @@ TEST(HostBlas, AutoFollowsTheRule) {
     namespace mb = llmk::op::matmul_backward;
     const bool blas = !bf16 && blas_compiled && may;
     const bool onednn = !blas && onednn_compiled &&
-                        !(bf16 ? mb::Onednn::auto_skips<mb::Bf16>({})
-                               : mb::Onednn::auto_skips<mb::Fp32>({}));
+                        (bf16 ? mb::Onednn::runs_here<mb::Bf16>() &&
+                                    !mb::Onednn::auto_skips<mb::Bf16>({})
+                              : !mb::Onednn::auto_skips<mb::Fp32>({}));
     const std::string chosen = llmk::matmul_backward_auto_impl<Space>(bf16 ? "bf16" : "fp32");
     EXPECT_EQ(chosen == "kokkoskernels", blas)
         << "auto chose '" << chosen << "'; kokkoskernels " << (blas_compiled ? "is" : "is not")
@@ -93,6 +98,38 @@ TEST(HostBlas, AutoFollowsTheRule) {
         << "auto chose '" << chosen << "'; onednn " << (onednn_compiled ? "is" : "is not")
         << " compiled" << (blas ? ", and the host BLAS comes first" : "");
   }
+}
+
+TEST(HostBlas, OnednnBf16WhereTheCpuRunsIt) {
+  if (!llmk::matmul_backward_available<Space>("onednn"))
+    GTEST_SKIP() << "onednn is not compiled in or not available on " << Space::name();
+  bool listed = false;
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
+    if (info.name == "onednn")
+      for (const std::string& p : info.precisions) listed = listed || p == "bf16";
+  const bool runs = llmk::op::matmul_backward::onednn_runs_bf16();
+  EXPECT_EQ(listed, runs) << "onednn's info and what its kernels run here disagree";
+  if (runs) return;
+  // 2 × 3 activations, 4 × 3 weight: refused, every output as it was.
+  const float poison = 7.0f;
+  Kokkos::View<llmk::bf16*, Space> dinp("dinp", 6), dout("dout", 8), inp("inp", 6),
+      weight("weight", 12), dweight("dweight", 12);
+  Kokkos::deep_copy(dinp, llmk::bf16(poison));
+  Kokkos::deep_copy(dweight, llmk::bf16(poison));
+  llmk::MatmulBackwardOptions options;
+  options.impl = "onednn";
+  try {
+    llmk::matmul_backward(Space(), dinp.data(), dweight.data(), nullptr, dout.data(), inp.data(),
+                          weight.data(), 1, 2, 3, 4, options);
+    ADD_FAILURE() << "a bf16 call of onednn ran on a processor its info says it does not";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("does not run precision 'bf16' on this processor"),
+              std::string::npos)
+        << e.what();
+  }
+  Space().fence();
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dinp);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(float(h(i)), poison) << "dinp written";
 }
 
 }  // namespace

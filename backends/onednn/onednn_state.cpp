@@ -141,4 +141,6 @@ bool onednn_fits_cpu(const bool bf16_inputs) {
                      : has(unsigned(dnnl::cpu_isa::avx512_core));
 }
 
+bool onednn_runs_bf16() { return onednn_fits_cpu(true); }
+
 }  // namespace llmk::op::matmul_backward

@@ -15,6 +15,10 @@
 //                   and a fixed operand (a weight) above it is refused
 //   max_cols        columns above this are refused with std::invalid_argument
 //   supports<P>     whether it runs precision configuration P
+//   runs_here<P>()  whether it runs P on this process's processor (a
+//                   library whose kernels for P need instructions the CPU
+//                   may lack): its info then lists P only where it does, and
+//                   a call of P is refused with std::invalid_argument
 //   tf32            whether it runs Math::tf32 (float32 inputs only)
 //   rounds_once     whether a bf16 output is always its float sum rounded
 //                   once (libraries may round intermediate results to bf16)
@@ -48,6 +52,10 @@ struct ImplDefaults {
   static constexpr bool tf32 = false;
   static constexpr bool rounds_once = true;
   static constexpr bool host_blas = false;
+  template <class P>
+  static bool runs_here() {
+    return true;
+  }
   template <class P, class Sizes>
   static bool auto_skips(const Sizes&) {
     return false;

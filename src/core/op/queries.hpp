@@ -18,7 +18,8 @@ ImplInfo impl_info() {
   std::vector<std::string> precisions;
   for_each_precision(typename Op::Precisions{}, [&](auto tag) {
     using P = typename decltype(tag)::type;
-    if (I::template supports<P>) precisions.emplace_back(P::name);
+    if constexpr (I::template supports<P>)
+      if (I::template runs_here<P>()) precisions.emplace_back(P::name);
   });
   return {std::string(I::name), I::compiled, I::deterministic, precisions, I::tf32,
           I::rounds_once};

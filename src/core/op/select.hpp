@@ -72,7 +72,8 @@ std::string precisions_of() {
   std::string list;
   for_each_precision(typename Op::Precisions{}, [&](auto tag) {
     using P = typename decltype(tag)::type;
-    if (I::template supports<P>) list += (list.empty() ? "" : ", ") + std::string(P::name);
+    if constexpr (I::template supports<P>)
+      if (I::template runs_here<P>()) list += (list.empty() ? "" : ", ") + std::string(P::name);
   });
   return list;
 }
@@ -102,7 +103,7 @@ std::string_view auto_name(Math math, const typename Op::Sizes& sizes) {
     using I = typename decltype(tag)::type;
     if constexpr (available_on<I, ExecSpace> && I::template supports<P>) {
       if (first.empty() && runs_math<I, P>(math) && threads_fit<I, ExecSpace>() &&
-          !I::template auto_skips<P>(sizes))
+          I::template runs_here<P>() && !I::template auto_skips<P>(sizes))
         first = I::name;
     }
   });
@@ -141,6 +142,10 @@ void with_impl(std::string_view impl, Math math, const typename Op::Sizes& sizes
       throw std::invalid_argument(what + "does not run precision '" + std::string(P::name) +
                                   "' (it runs: " + precisions_of<Op, I>() + ")");
     } else {
+      if (!I::template runs_here<P>())
+        throw std::invalid_argument(what + "does not run precision '" + std::string(P::name) +
+                                    "' on this processor (it runs here: " +
+                                    precisions_of<Op, I>() + ")");
       if (!runs_math<I, P>(math))
         throw std::invalid_argument(what + "has no TF32 mode (options.math = Math::tf32)");
       f(tag);

@@ -20,6 +20,12 @@ namespace llmk::op::matmul_backward {
 // on such CPUs (docs/cpu.md), and bf16 without AVX512-BF16 is emulated.
 // Defined in backends/onednn/ (false where oneDNN is not compiled in).
 bool onednn_fits_cpu(bool bf16_inputs);
+// Whether "onednn" runs bf16 here: only with native bf16 dot products
+// (AVX512-BF16 or AMX). On AVX-512 alone oneDNN emulates them (not measured
+// against tiled); below AVX-512 oneDNN 2.6 has no bf16 matmul
+// (ONEDNN_MAX_CPU_ISA=AVX2: primitive creation fails, status 3). Elsewhere
+// its info does not list bf16 and a bf16 call is refused up front.
+bool onednn_runs_bf16();
 
 struct Onednn : ImplDefaults {
   static constexpr std::string_view name = "onednn";
@@ -32,6 +38,14 @@ struct Onednn : ImplDefaults {
   }
   template <class P>
   static constexpr bool supports = true;
+  template <class P>
+  static bool runs_here() {
+    if constexpr (compiled && std::is_same_v<typename P::in, bf16>) {
+      return onednn_runs_bf16();
+    } else {
+      return true;
+    }
+  }
   // oneDNN's dims are int64, but its brgemm kernels take int leading
   // dimensions and blocks, and nothing larger was run here: rows are given in
   // chunks of fewer than 2³¹ elements per array, as for the int-sized BLAS
