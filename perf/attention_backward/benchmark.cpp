@@ -2,6 +2,7 @@
 
 #include "../harness/copy_peer.hpp"
 #include "../harness/driver.hpp"
+#include "../harness/planned_rows.hpp"
 #include "../harness/reference_io.hpp"
 #include "peers.hpp"
 
@@ -112,56 +113,10 @@ struct Buffers {
   }
 };
 
-// What a precision's rows will be, decided before anything is allocated.
-struct Planned {
-  std::string name, kind, skip;
-  std::string impl;      // implementation rows: the name passed (maybe "auto")
-  std::string resolved;  // ... and what it is here
-  bool recompute = false;  // attention_backward_recompute's (from out and lse)
-  bool copy = false;     // peer:copy
-  const Peer* peer = nullptr;
-};
+using Planned = PlannedRow<Peer>;
 
-template <class ExecSpace>
-std::vector<Planned> plan_rows(reference::Precision p, const std::vector<std::string>& impls,
-                               bool listed, const std::vector<Peer>& peers, bool run_peers) {
-  const std::string pname = reference::precision_name(p);
-  std::vector<Planned> rows;
-  for (const std::string& name : impls) {
-    Planned r;
-    r.name = r.impl = name;
-    r.kind = "impl";
-    try {
-      r.resolved = name == "auto"
-                       ? attention_backward_auto_impl<ExecSpace>(storage_name(p), math_of(p))
-                       : name;
-    } catch (const std::invalid_argument&) {
-      r.skip = "no implementation runs " + pname + " on " + ExecSpace::name();
-    }
-    if (r.skip.empty() && !declares(implementations().info(r.resolved), p))
-      r.skip = "does not run " + pname;
-    r.recompute = r.skip.empty() && is_recompute(r.resolved);
-    if (!r.skip.empty() && !listed) continue;  // --impl all: only what runs
-    rows.push_back(std::move(r));
-  }
-  if (run_peers) {
-    Planned copy;
-    copy.name = "peer:copy";
-    copy.kind = "peer";
-    copy.copy = true;
-    rows.push_back(std::move(copy));
-    for (const Peer& peer : peers) {
-      if (std::find(peer.precisions.begin(), peer.precisions.end(), pname) == peer.precisions.end())
-        continue;
-      Planned r;
-      r.name = "peer:" + peer.name;
-      r.kind = "peer";
-      r.peer = &peer;
-      rows.push_back(std::move(r));
-    }
-  }
-  return rows;
-}
+// A row of attention_backward_recompute's (from out and lse).
+bool recomputes(const Planned& r) { return r.skip.empty() && !r.peer && is_recompute(r.resolved); }
 
 // The rows of one precision: makes its problem and reference, its buffers,
 // runs the rows (run_rows) and frees it all. Returns whether a row failed.
@@ -178,13 +133,12 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
   const double bytes = bytes_of(s, p, !opt.overwrite_dqkv);
 
   Suite group = suite;  // the header's fields; its rows are this precision's
-  const bool computes = std::any_of(planned.begin(), planned.end(),
-                                    [](const Planned& r) { return r.skip.empty() && !r.copy; });
+  const bool computes = any_computes(planned);
   // Rows that read att (attention_backward's and the peers) and rows of the
   // recompute variant: each kind gets its inputs and reference only if asked for.
   const auto any = [&](bool recompute) {
     return std::any_of(planned.begin(), planned.end(), [&](const Planned& r) {
-      return r.skip.empty() && !r.copy && r.recompute == recompute;
+      return r.skip.empty() && !r.copy && recomputes(r) == recompute;
     });
   };
   std::optional<ref::HostProblem> in;
@@ -251,28 +205,16 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
   };
 
   const int threads = env.threads;
-  for (const Planned& plan : planned) {
-    Row row;
-    row.name = plan.name;
-    row.kind = plan.kind;
-    row.precision = pname;
-    row.skip = plan.skip;
-    if (!row.skip.empty()) {
-      group.rows.push_back(std::move(row));
-      continue;
-    }
-    if (plan.copy) {
-      group.rows.push_back(copy_row(exec, bytes, s.B, pname));
-      continue;
-    }
-    row.bytes = plan.recompute ? recompute_bytes_of(s, p, !opt.overwrite_dqkv) : bytes;
-    if (plan.recompute ? bool(expected_recompute) : bool(expected)) {
+  const auto copy = [&, exec] { return copy_row(exec, bytes, s.B, pname); };
+  add_planned_rows(group.rows, planned, pname, copy, [&](Row& row, const Planned& plan) {
+    const bool recompute = recomputes(plan);
+    row.bytes = recompute ? recompute_bytes_of(s, p, !opt.overwrite_dqkv) : bytes;
+    if (recompute ? bool(expected_recompute) : bool(expected)) {
       row.reset = reset;
-      row.verify = plan.recompute ? std::function<CheckResult()>(verify_recompute)
-                                  : std::function<CheckResult()>(verify);
+      row.verify = recompute ? std::function<CheckResult()>(verify_recompute)
+                             : std::function<CheckResult()>(verify);
     }
     if (!plan.peer) {  // an implementation, from the registry
-      const ImplInfo& info = implementations().info(plan.resolved);
       AttentionBackwardOptions options;
       options.impl = plan.impl;
       options.math = math_of(p);
@@ -281,20 +223,16 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
       row.run_part = [&ctx, b = full, options](std::int64_t n) {
         b.first_sequences(n).call(ctx, options);
       };
-      if (plan.impl == "auto") row.note = "auto is " + plan.resolved + " here";
-      if (plan.recompute) row.note = "attention_backward_recompute: out and lse, no T × T";
-      if (!info.deterministic)
-        row.note += std::string(row.note.empty() ? "" : "; ") + "not bitwise deterministic";
+      if (recompute) row.note = "attention_backward_recompute: out and lse, no T × T";
+      if (!implementations().info(plan.resolved).deterministic)
+        add_note(row, "not bitwise deterministic");
     } else {
-      const Peer& peer = *plan.peer;
       const PeerArgs args = full.peer_args(threads, pname, !opt.overwrite_dqkv);
-      row.note = peer.description;
-      row.run = [run = peer.run, args] { run(args); };
-      row.run_part = [run = peer.run, b = full, threads, pname, acc = !opt.overwrite_dqkv](
+      row.run = [run = plan.peer->run, args] { run(args); };
+      row.run_part = [run = plan.peer->run, b = full, threads, pname, acc = !opt.overwrite_dqkv](
                          std::int64_t n) { run(b.first_sequences(n).peer_args(threads, pname, acc)); };
     }
-    group.rows.push_back(std::move(row));
-  }
+  });
   return run_rows(hopt, exec, env.timer, group, records);
 }
 
@@ -361,8 +299,12 @@ class Benchmark {
     reference::Precision p;
     if (!reference::parse_precision(name, p))
       throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
+    const auto rules = declared_rules<Peer>(
+        implementations(), opt_.impls != "all", [p](const std::string&) {
+          return attention_backward_auto_impl<ExecSpace>(storage_name(p), math_of(p));
+        });
     const std::vector<Planned> planned =
-        plan_rows<ExecSpace>(p, impls_, opt_.impls != "all", peers_, env.opt.peers);
+        plan_rows(name, ExecSpace::name(), impls_, peers_, env.opt.peers, rules);
     if (planned.empty()) {
       const std::string line = name + ": no implementation or peer runs it on " + ExecSpace::name();
       progress(line);

@@ -2,6 +2,7 @@
 
 #include "../harness/copy_peer.hpp"
 #include "../harness/driver.hpp"
+#include "../harness/planned_rows.hpp"
 #include "../harness/reference_io.hpp"
 #include "peers.hpp"
 
@@ -62,10 +63,12 @@ struct Buffers {
   }
 };
 
+using Planned = PlannedRow<Peer>;
+
 template <class ExecSpace, class T>
 bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& suite,
-                   reference::Precision p, const std::vector<std::string>& impls,
-                   const std::vector<Peer>& peers, std::vector<Record>& records) {
+                   reference::Precision p, const std::vector<Planned>& planned,
+                   std::vector<Record>& records) {
   const ExecSpace& exec = env.exec;
   Context<ExecSpace>& ctx = env.ctx;
   const ref::Shape s = shape_of(opt);
@@ -136,52 +139,26 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
     return check_result(cmp);
   };
 
-  std::vector<Row> rows;
-  for (const std::string& name : impls) {
-    Row row;
-    row.name = name;
-    row.kind = "impl";
-    row.precision = pname;
+  const auto copy = [&, exec] { return copy_row(exec, bytes, M, pname); };
+  add_planned_rows(group.rows, planned, pname, copy, [&](Row& row, const Planned& plan) {
     row.bytes = bytes;
-    const std::string resolved =
-        name == "auto" ? classifier_backward_auto_impl<ExecSpace>(pname) : name;
-    if (!declares(implementations().info(resolved), p)) {
-      row.skip = "does not run " + pname;
-    } else {
-      ClassifierBackwardOptions options;
-      options.impl = name;
-      options.check_targets = !opt.no_target_check;
-      row.run = [&ctx, b = full, options] { b.call(ctx, options); };
-      row.run_part = [&ctx, b = full, options](std::int64_t n) { b.first_rows(n).call(ctx, options); };
-      if (name == "auto") row.note = "auto is " + resolved + " here";
-    }
-    rows.push_back(std::move(row));
-  }
-  if (env.opt.peers) {
-    rows.push_back(copy_row(exec, bytes, M, pname));
-    for (const Peer& peer : peers) {
-      if (!std::count(peer.precisions.begin(), peer.precisions.end(), pname) || opt.per_position)
-        continue;
-      Row row;
-      row.name = "peer:" + peer.name;
-      row.kind = "peer";
-      row.precision = pname;
-      row.bytes = bytes;
-      row.note = peer.description;
-      row.run = [run = peer.run, args = full.peer_args(pname)] { run(args); };
-      row.run_part = [run = peer.run, b = full, pname](std::int64_t n) {
-        run(b.first_rows(n).peer_args(pname));
-      };
-      rows.push_back(std::move(row));
-    }
-  }
-  for (Row& row : rows) {
-    if (row.skip.empty() && row.name != "peer:copy" && expected) {
+    if (expected) {
       row.reset = reset;
       row.verify = verify;
     }
-    group.rows.push_back(std::move(row));
-  }
+    if (!plan.peer) {
+      ClassifierBackwardOptions options;
+      options.impl = plan.impl;
+      options.check_targets = !opt.no_target_check;
+      row.run = [&ctx, b = full, options] { b.call(ctx, options); };
+      row.run_part = [&ctx, b = full, options](std::int64_t n) { b.first_rows(n).call(ctx, options); };
+    } else {
+      row.run = [run = plan.peer->run, args = full.peer_args(pname)] { run(args); };
+      row.run_part = [run = plan.peer->run, b = full, pname](std::int64_t n) {
+        run(b.first_rows(n).peer_args(pname));
+      };
+    }
+  });
   return run_rows(env.opt, exec, env.timer, group, records);
 }
 
@@ -230,11 +207,18 @@ class Benchmark {
     reference::Precision p;
     if (!reference::parse_precision(name, p))
       throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
+    const auto rules = declared_rules<Peer>(implementations(), opt_.impls != "all",
+                                            classifier_backward_auto_impl<ExecSpace>);
+    // The peers take one dloss for all positions (llm.c's).
+    const std::vector<Peer> none;
+    const std::vector<Planned> planned = plan_rows(name, ExecSpace::name(), impls_,
+                                                   opt_.per_position ? none : peers_,
+                                                   env.opt.peers, rules);
     return p == reference::Precision::bf16
-               ? classifier_backward::run_precision<ExecSpace, bf16>(env, opt_, suite, p, impls_,
-                                                                     peers_, records)
-               : classifier_backward::run_precision<ExecSpace, float>(env, opt_, suite, p, impls_,
-                                                                      peers_, records);
+               ? classifier_backward::run_precision<ExecSpace, bf16>(env, opt_, suite, p, planned,
+                                                                     records)
+               : classifier_backward::run_precision<ExecSpace, float>(env, opt_, suite, p,
+                                                                      planned, records);
   }
 
  private:

@@ -84,8 +84,7 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
   const ref::Shape s = shape_of(opt);
   const std::string pname = reference::precision_name(p);
   Suite group = suite;
-  const bool computes = std::any_of(planned.begin(), planned.end(),
-                                    [](const Planned& r) { return !r.copy; });
+  const bool computes = any_computes(planned);
   std::optional<ref::HostProblem> in;
   std::optional<ref::Gradients64> expected;
   Buffers<ExecSpace, Act, Grad> full;
@@ -136,15 +135,8 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
     return check_result({compare_output("dwte", h_dwte.data(), expected->dwte, s.C, tol),
                          compare_output("dwpe", h_dwpe.data(), expected->dwpe, s.C, tol)});
   };
-  for (const Planned& plan : planned) {
-    if (plan.copy) {
-      group.rows.push_back(copy_row(exec, bytes, s.B, pname));
-      continue;
-    }
-    Row row;
-    row.name = plan.name;
-    row.kind = plan.kind;
-    row.precision = pname;
+  const auto copy = [&, exec] { return copy_row(exec, bytes, s.B, pname); };
+  add_planned_rows(group.rows, planned, pname, copy, [&](Row& row, const Planned& plan) {
     row.bytes = bytes;
     row.reset = reset;
     if (expected) row.verify = verify;
@@ -157,17 +149,12 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
       row.run_part = [&ctx, b = full, options](std::int64_t n) {
         b.first_sequences(n).call(ctx, options);
       };
-      if (plan.impl == "auto") row.note = "auto is " + plan.resolved + " here";
     } else {
-      const Peer& peer = *plan.peer;
-      row.note = peer.description;
-      row.run = [run = peer.run, args = full.peer_args(pname, opt.overwrite)] { run(args); };
-      row.run_part = [run = peer.run, b = full, pname, overwrite = opt.overwrite](std::int64_t n) {
-        run(b.first_sequences(n).peer_args(pname, overwrite));
-      };
+      row.run = [run = plan.peer->run, args = full.peer_args(pname, opt.overwrite)] { run(args); };
+      row.run_part = [run = plan.peer->run, b = full, pname, overwrite = opt.overwrite](
+                         std::int64_t n) { run(b.first_sequences(n).peer_args(pname, overwrite)); };
     }
-    group.rows.push_back(std::move(row));
-  }
+  });
   return run_rows(env.opt, exec, env.timer, group, records);
 }
 
@@ -239,10 +226,10 @@ class Benchmark {
     reference::Precision p;
     if (!reference::parse_precision(name, p))
       throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
+    const auto rules = declared_rules<Peer>(implementations(), opt_.impls != "all",
+                                            encoder_backward_auto_impl<ExecSpace>);
     const std::vector<Planned> planned =
-        plan_rows(name, impls_, peers_, env.opt.peers, [](const std::string& precision) {
-          return encoder_backward_auto_impl<ExecSpace>(precision);
-        });
+        plan_rows(name, ExecSpace::name(), impls_, peers_, env.opt.peers, rules);
     return with_types(p, [&](auto types) {
       using Act = typename decltype(types)::Act;
       using Grad = typename decltype(types)::Grad;

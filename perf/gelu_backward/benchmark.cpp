@@ -71,8 +71,7 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
   const std::string pname = reference::precision_name(p);
   const double bytes = s.bytes(p, opt.overwrite_dinp);
   Suite group = suite;
-  const bool computes = std::any_of(planned.begin(), planned.end(),
-                                    [](const Planned& r) { return !r.copy; });
+  const bool computes = any_computes(planned);
   std::optional<ref::HostProblem> in;
   std::vector<double> expected;
   Buffers<ExecSpace, T> full;
@@ -106,15 +105,8 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
     exec.fence();
     return check_result({compare_output("dinp", h_dinp.data(), expected, s.C, ref::tolerance(p))});
   };
-  for (const Planned& plan : planned) {
-    if (plan.copy) {
-      group.rows.push_back(copy_row(exec, bytes, s.M(), pname));
-      continue;
-    }
-    Row row;
-    row.name = plan.name;
-    row.kind = plan.kind;
-    row.precision = pname;
+  const auto copy = [&, exec] { return copy_row(exec, bytes, s.M(), pname); };
+  add_planned_rows(group.rows, planned, pname, copy, [&](Row& row, const Planned& plan) {
     row.bytes = bytes;
     if (!expected.empty() || N == 0) {
       row.reset = reset;
@@ -128,16 +120,14 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
       row.run_part = [&ctx, b = full, options](std::int64_t rows) {
         b.first_rows(rows).call(ctx, options);
       };
-      if (plan.impl == "auto") row.note = "auto is " + plan.resolved + " here";
     } else {
-      const Peer& peer = *plan.peer;
-      row.note = peer.description;
-      row.run = [run = peer.run, args = full.peer_args(pname, opt.overwrite_dinp)] { run(args); };
-      row.run_part = [run = peer.run, b = full, pname, overwrite = opt.overwrite_dinp](
+      row.run = [run = plan.peer->run, args = full.peer_args(pname, opt.overwrite_dinp)] {
+        run(args);
+      };
+      row.run_part = [run = plan.peer->run, b = full, pname, overwrite = opt.overwrite_dinp](
                          std::int64_t rows) { run(b.first_rows(rows).peer_args(pname, overwrite)); };
     }
-    group.rows.push_back(std::move(row));
-  }
+  });
   return run_rows(env.opt, exec, env.timer, group, records);
 }
 
@@ -195,10 +185,10 @@ class Benchmark {
     reference::Precision p;
     if (!reference::parse_precision(name, p))
       throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
+    const auto rules = declared_rules<Peer>(implementations(), opt_.impls != "all",
+                                            gelu_backward_auto_impl<ExecSpace>);
     const std::vector<Planned> planned =
-        plan_rows(name, impls_, peers_, env.opt.peers, [](const std::string& precision) {
-          return gelu_backward_auto_impl<ExecSpace>(precision);
-        });
+        plan_rows(name, ExecSpace::name(), impls_, peers_, env.opt.peers, rules);
     (void)suite;
     return with_types(p, [&](auto types) {
       using T = typename decltype(types)::Act;

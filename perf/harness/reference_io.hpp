@@ -70,6 +70,11 @@ inline bool declares(const ImplInfo& info, reference::Precision p) {
                       info.precisions.end();
   return stored && (p != reference::Precision::tf32 || info.tf32);
 }
+// The same by the precision's name ("bf16", "tf32"); an unknown one: no.
+inline bool declares(const ImplInfo& info, const std::string& precision) {
+  reference::Precision p;
+  return reference::parse_precision(precision, p) && declares(info, p);
+}
 
 // The element types of a precision configuration: Act for the activations
 // and their gradients (llm.c's floatX buffers), Grad for the parameters'

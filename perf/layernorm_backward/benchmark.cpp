@@ -2,6 +2,7 @@
 
 #include "../harness/copy_peer.hpp"
 #include "../harness/driver.hpp"
+#include "../harness/planned_rows.hpp"
 #include "../harness/reference_io.hpp"
 #include "peers.hpp"
 
@@ -78,52 +79,7 @@ struct Buffers {
   }
 };
 
-// What a precision's rows will be, decided before anything is allocated.
-struct Planned {
-  std::string name, kind, skip;
-  std::string impl;      // implementation rows: the name passed (maybe "auto")
-  std::string resolved;  // ... and what it is here
-  bool copy = false;     // peer:copy
-  const Peer* peer = nullptr;
-};
-
-template <class ExecSpace>
-std::vector<Planned> plan_rows(reference::Precision p, const std::vector<std::string>& impls,
-                               bool listed, const std::vector<Peer>& peers, bool run_peers) {
-  const std::string pname = reference::precision_name(p);
-  std::vector<Planned> rows;
-  for (const std::string& name : impls) {
-    Planned r;
-    r.name = r.impl = name;
-    r.kind = "impl";
-    try {
-      r.resolved = name == "auto" ? layernorm_backward_auto_impl<ExecSpace>(pname) : name;
-    } catch (const std::invalid_argument&) {
-      r.skip = "no implementation runs " + pname + " on " + ExecSpace::name();
-    }
-    if (r.skip.empty() && !declares(implementations().info(r.resolved), p))
-      r.skip = "does not run " + pname;
-    if (!r.skip.empty() && !listed) continue;  // --impl all: only what runs
-    rows.push_back(std::move(r));
-  }
-  if (run_peers) {
-    Planned copy;
-    copy.name = "peer:copy";
-    copy.kind = "peer";
-    copy.copy = true;
-    rows.push_back(std::move(copy));
-    for (const Peer& peer : peers) {
-      if (std::find(peer.precisions.begin(), peer.precisions.end(), pname) == peer.precisions.end())
-        continue;
-      Planned r;
-      r.name = "peer:" + peer.name;
-      r.kind = "peer";
-      r.peer = &peer;
-      rows.push_back(std::move(r));
-    }
-  }
-  return rows;
-}
+using Planned = PlannedRow<Peer>;
 
 // The rows of one precision: makes its problem and reference, its buffers,
 // runs the rows (run_rows) and frees it all. Returns whether a row failed.
@@ -141,8 +97,7 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
 
   Suite group = suite;  // the header's fields; its rows are this precision's
   // Rows that need the problem (peer:copy needs none).
-  const bool computes = std::any_of(planned.begin(), planned.end(),
-                                    [](const Planned& r) { return r.skip.empty() && !r.copy; });
+  const bool computes = any_computes(planned);
   std::optional<ref::HostProblem> in;
   std::optional<ref::Gradients64> expected;
   if (computes) {
@@ -211,27 +166,14 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
                         ref::tolerance(p, Output::dbias))});
   };
 
-  for (const Planned& plan : planned) {
-    Row row;
-    row.name = plan.name;
-    row.kind = plan.kind;
-    row.precision = pname;
-    row.skip = plan.skip;
-    if (!row.skip.empty()) {
-      group.rows.push_back(std::move(row));
-      continue;
-    }
-    if (plan.copy) {
-      group.rows.push_back(copy_row(exec, bytes, M, pname));
-      continue;
-    }
+  const auto copy = [&, exec] { return copy_row(exec, bytes, M, pname); };
+  add_planned_rows(group.rows, planned, pname, copy, [&](Row& row, const Planned& plan) {
     row.bytes = bytes;
     if (expected) {
       row.reset = reset;
       row.verify = verify;
     }
     if (!plan.peer) {  // an implementation, from the registry
-      const ImplInfo& info = implementations().info(plan.resolved);
       LayernormBackwardOptions options;
       options.impl = plan.impl;
       if (opt.overwrite_dinp) options.dinp_update = Update::overwrite;
@@ -239,19 +181,16 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
       row.run_part = [&ctx, b = full, options](std::int64_t rows) {
         b.first_rows(rows).call(ctx, options);
       };
-      if (plan.impl == "auto") row.note = "auto is " + plan.resolved + " here";
-      if (!info.deterministic)
-        row.note += std::string(row.note.empty() ? "" : "; ") + "not bitwise deterministic";
+      if (!implementations().info(plan.resolved).deterministic)
+        add_note(row, "not bitwise deterministic");
     } else {
-      const Peer& peer = *plan.peer;
-      const PeerArgs args = full.peer_args(pname, opt.overwrite_dinp);
-      row.note = peer.description;
-      row.run = [run = peer.run, args] { run(args); };
-      row.run_part = [run = peer.run, b = full, pname, overwrite = opt.overwrite_dinp](
+      row.run = [run = plan.peer->run, args = full.peer_args(pname, opt.overwrite_dinp)] {
+        run(args);
+      };
+      row.run_part = [run = plan.peer->run, b = full, pname, overwrite = opt.overwrite_dinp](
                          std::int64_t rows) { run(b.first_rows(rows).peer_args(pname, overwrite)); };
     }
-    group.rows.push_back(std::move(row));
-  }
+  });
   return run_rows(hopt, exec, env.timer, group, records);
 }
 
@@ -320,8 +259,10 @@ class Benchmark {
     reference::Precision p;
     if (!reference::parse_precision(name, p))
       throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
+    const auto rules = declared_rules<Peer>(implementations(), opt_.impls != "all",
+                                            layernorm_backward_auto_impl<ExecSpace>);
     const std::vector<Planned> planned =
-        plan_rows<ExecSpace>(p, impls_, opt_.impls != "all", peers_, env.opt.peers);
+        plan_rows(name, ExecSpace::name(), impls_, peers_, env.opt.peers, rules);
     if (planned.empty()) {
       const std::string line = name + ": no implementation or peer runs it on " + ExecSpace::name();
       progress(line);

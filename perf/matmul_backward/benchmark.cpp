@@ -1,6 +1,7 @@
 #include "benchmark.hpp"
 
 #include "../harness/driver.hpp"
+#include "../harness/planned_rows.hpp"
 #include "../harness/reference_io.hpp"
 #include "peers.hpp"
 
@@ -83,52 +84,7 @@ struct Buffers {
   }
 };
 
-// What a precision's rows will be, decided before anything is allocated.
-struct Planned {
-  std::string name, kind, skip;
-  std::string impl;        // implementation rows: the name passed (maybe "auto")
-  std::string resolved;    // ... and what it is here
-  const Peer* peer = nullptr;
-};
-
-template <class ExecSpace>
-std::vector<Planned> plan_rows(reference::Precision p, const std::vector<std::string>& impls,
-                               bool listed, const std::vector<Peer>& peers, bool run_peers,
-                               const Options& opt, const reference::Shape& s) {
-  const std::string pname = reference::precision_name(p);
-  std::vector<Planned> rows;
-  for (const std::string& name : impls) {
-    Planned r;
-    r.name = r.impl = name;
-    r.kind = "impl";
-    try {
-      r.resolved = name == "auto" ? matmul_backward_auto_impl<ExecSpace>(storage_name(p), math_of(p))
-                                  : name;
-    } catch (const std::invalid_argument&) {
-      r.skip = "no implementation runs " + pname + " on " + ExecSpace::name();
-    }
-    if (r.skip.empty() && !declares(info_of(r.resolved), p))
-      r.skip = "does not run " + pname;
-    if (!r.skip.empty() && !listed) continue;  // --impl all: only what runs
-    rows.push_back(std::move(r));
-  }
-  if (run_peers) {
-    for (const Peer& peer : peers) {
-      if (std::find(peer.precisions.begin(), peer.precisions.end(), pname) == peer.precisions.end())
-        continue;
-      Planned r;
-      r.name = "peer:" + peer.name;
-      r.kind = "peer";
-      r.peer = &peer;
-      r.skip = peer.why_not(opt.gelu, opt.overwrite_dinp);
-      if (r.skip.empty() && peer.int_sizes &&
-          (s.M() > INT_MAX || s.C > INT_MAX || s.OC > INT_MAX))
-        r.skip = "its library takes M, C and OC as int";
-      rows.push_back(std::move(r));
-    }
-  }
-  return rows;
-}
+using Planned = PlannedRow<Peer>;
 
 // The rows of one precision: makes its problem and reference, its buffers,
 // runs the rows (run_rows) and frees it all. Returns whether a row failed.
@@ -227,16 +183,8 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
   };
   const double bias_bytes = s.bias ? double(M) * double(OC) * sizeof(Act) : 0.0;
 
-  for (const Planned& plan : planned) {
-    Row row;
-    row.name = plan.name;
-    row.kind = plan.kind;
-    row.precision = pname;
-    row.skip = plan.skip;
-    if (!row.skip.empty()) {
-      group.rows.push_back(std::move(row));
-      continue;
-    }
+  const auto no_copy = []() -> Row { throw std::logic_error("matmul plans no peer:copy"); };
+  add_planned_rows(group.rows, planned, pname, no_copy, [&](Row& row, const Planned& plan) {
     if (ref) {
       row.reset = reset;
       row.verify = verify(!plan.peer || plan.peer->computes_bias);
@@ -259,15 +207,11 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
                                 matmul_backward_bias_pass(ctx, b.dbias, b.dout, impl);
                               }});
       }
-      if (plan.impl == "auto") row.note = "auto is " + plan.resolved + " here";
-      if (!info.deterministic)
-        row.note += std::string(row.note.empty() ? "" : "; ") + "not bitwise deterministic";
-      if (opt.gelu)
-        row.note += std::string(row.note.empty() ? "" : "; ") + "GELU backward " + info.gelu;
+      if (!info.deterministic) add_note(row, "not bitwise deterministic");
+      if (opt.gelu) add_note(row, "GELU backward " + info.gelu);
     } else {
       const Peer& peer = *plan.peer;
       const PeerArgs args = full.peer_args(threads, pname, opt.overwrite_dinp);
-      row.note = peer.description;
       row.run = [run = peer.run, args] { run(args); };
       row.run_part = [run = peer.run, args](std::int64_t rows) {
         PeerArgs part = args;
@@ -280,8 +224,7 @@ bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& s
       else if (peer.bias_kernel == "fused")
         row.stages.push_back({"bias", "fused", bias_bytes, {}});
     }
-    group.rows.push_back(std::move(row));
-  }
+  });
   return run_rows(hopt, exec, env.timer, group, records);
 }
 
@@ -340,8 +283,21 @@ class Benchmark {
     reference::Precision p;
     if (!reference::parse_precision(name, p))
       throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
-    const std::vector<Planned> planned = plan_rows<ExecSpace>(
-        p, impls_, opt_.impls != "all", peers_, env.opt.peers, opt_, opt_.shape);
+    auto rules = declared_rules<Peer>(implementations(), opt_.impls != "all",
+                                      [p](const std::string&) {
+                                        return matmul_backward_auto_impl<ExecSpace>(
+                                            storage_name(p), math_of(p));
+                                      });
+    rules.copy_row = false;  // the products' ceiling is the device's peak, not a copy
+    const reference::Shape& s = opt_.shape;
+    rules.peer_skip = [&](const Peer& peer) {
+      std::string why = peer.why_not(opt_.gelu, opt_.overwrite_dinp);
+      if (why.empty() && peer.int_sizes && (s.M() > INT_MAX || s.C > INT_MAX || s.OC > INT_MAX))
+        why = "its library takes M, C and OC as int";
+      return why;
+    };
+    const std::vector<Planned> planned =
+        plan_rows(name, ExecSpace::name(), impls_, peers_, env.opt.peers, rules);
     if (planned.empty()) {
       const std::string line = name + ": no implementation or peer runs it on " + ExecSpace::name();
       progress(line);
