@@ -15,18 +15,15 @@
 #pragma once
 
 #include "contract/operation.hpp"
-#include "support/foreign_impls.hpp"
+#include "contract/spec_adapter.hpp"
 #include "support/classifier_device.hpp"
+#include "support/foreign_impls.hpp"
 #include "support/impl_params.hpp"
 
-#include <llmk/attention_backward.hpp>  // the other operations' implementation names
 #include <llmk/classifier_backward.hpp>
-#include <llmk/encoder_backward.hpp>
-#include <llmk/gelu_backward.hpp>
-#include <llmk/layernorm_backward.hpp>
-#include <llmk/matmul_backward.hpp>
 #include <core/reference/random.hpp>
 #include <ops/classifier_backward/reference/reference.hpp>
+#include <ops/classifier_backward/spec.hpp>
 
 #include <gtest/gtest.h>
 
@@ -150,32 +147,16 @@ struct ClassifierBackwardContract {
   enum Arg : std::size_t { dlogits, losses, logits, targets, dloss };
 
   static std::vector<ArgSpec> args(const Shape& s, Precision p) {
-    const std::int64_t B = s.B, T = s.T, M = s.M(), Vp = s.Vp;
-    const llmk::DType type = p == Precision::bf16 ? llmk::DType::bf16 : llmk::DType::f32;
-    std::vector<ArgSpec> v(5);
-    v[dlogits] = {"dlogits", true, {M, Vp}, {B, T, Vp}, type};
-    v[dlogits].role = "dlogits";
-    v[dlogits].in_place_of = "logits";
+    std::vector<ArgSpec> v = contract::spec_args<llmk::op::classifier_backward::Spec>(
+        {{"B", s.B}, {"T", s.T}, {"Vp", s.Vp}}, p);
     // 16-byte rows at two shapes: row_in_shared's and fused's vector paths
     // (element aligned, both take their element-by-element fallback).
     v[dlogits].alignment =
         s.name == "gpt2pad" || s.name == "long" ? Alignment::Allocation : Alignment::Element;
-    v[losses] = {"losses", true, {M}, {B, T}, llmk::DType::f32};
     v[losses].present = s.losses;
-    v[losses].optional = true;  // nullptr: not computed
-    v[logits] = {"logits", false, {M, Vp}, {B, T, Vp}, type};
-    v[logits].role = "logits";
-    v[logits].leader = true;  // fixes B, T (M) and Vp
-    v[targets] = {"targets", false, {M}, {B, T}};
-    v[targets].int32 = true;
     v[targets].int_limit = s.V;
     v[targets].alignment = Alignment::Element;
-    v[dloss] = {"dloss", false, {M}, {B, T}, llmk::DType::f32};
-    v[dloss].present = s.dloss_per_position;
-    v[dloss].optional = true;  // nullptr: the one value kDloss
-    // float32 in every precision (float* in the raw entry), outside the
-    // configurations' roles (logits, dlogits).
-    for (const Arg a : {losses, dloss}) v[a].float_only = true;
+    v[dloss].present = s.dloss_per_position;  // absent: the one value kDloss
     return v;
   }
 

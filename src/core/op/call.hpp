@@ -28,6 +28,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -136,12 +137,27 @@ void with_call(const char* op, detail::ContextState<ExecSpace>& ctx,
 
 // A whole call of implementation I on problem p, whose arguments are `args`:
 // its limits, its workspace, the lock, the chunks.
+// Whether Op has before_run(call, problem): a check that needs the call's
+// queue (the classifier's targets against V), run after everything else that
+// can fail and before the first write.
+template <class Op, class Call, class Problem, class = void>
+struct has_before_run : std::false_type {};
+template <class Op, class Call, class Problem>
+struct has_before_run<Op, Call, Problem,
+                      std::void_t<decltype(Op::before_run(std::declval<Call&>(),
+                                                          std::declval<const Problem&>()))>>
+    : std::true_type {};
+
 template <class Op, class I, class ExecSpace, class P, class Problem, class Options>
 void run_impl(detail::ContextState<ExecSpace>& ctx, const Problem& p,
               const detail::Arguments& args, const Options& options) {
   check_limits<Op, I>(p.sizes());
   with_call(Op::name, ctx, workspace_of<Op, I, ExecSpace, P>(p.sizes()), args, options,
-            [&](Call<ExecSpace, Options>& call) { run_chunked<Op, I>(call, p); });
+            [&](Call<ExecSpace, Options>& call) {
+              if constexpr (has_before_run<Op, Call<ExecSpace, Options>, Problem>::value)
+                Op::before_run(call, p);
+              run_chunked<Op, I>(call, p);
+            });
 }
 
 }  // namespace llmk::core::op

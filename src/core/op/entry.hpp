@@ -24,6 +24,7 @@
 #include <core/validate.hpp>
 
 #include <array>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -277,17 +278,33 @@ PrecisionTag<P> first_precision(PrecisionList<P, Ps...>) {
   return {};
 }
 
-// A whole call: bound, typed, matched, run.
-template <class Op, class ExecSpace, class Options, std::size_t N>
-void call(Context<ExecSpace>& ctx, const Options& options, const std::array<Operand, N>& given) {
+// Whether Op has check(bound, scalars...): what the declaration cannot say
+// (a scalar's range against the bound sizes), checked before anything else
+// is decided.
+template <class Op, class Bound, class = void, class... Scalars>
+struct has_check : std::false_type {};
+template <class Op, class Bound, class... Scalars>
+struct has_check<Op, Bound,
+                 std::void_t<decltype(Op::check(std::declval<const Bound&>(),
+                                                std::declval<const Scalars&>()...))>,
+                 Scalars...> : std::true_type {};
+
+// A whole call: bound, typed, matched, run. `scalars` (an operation's values
+// that are no arrays: the classifier's dloss and V) go to Op::check and
+// Op::problem after the bound call and the options.
+template <class Op, class ExecSpace, class Options, std::size_t N, class... Scalars>
+void call(Context<ExecSpace>& ctx, const Options& options, const std::array<Operand, N>& given,
+          const Scalars&... scalars) {
   const BoundCall<ExecSpace, N> b = bind<Op, ExecSpace>(given);
+  if constexpr (has_check<Op, BoundCall<ExecSpace, N>, void, Scalars...>::value)
+    Op::check(b, scalars...);
   check_shared_types<Op>(b);
   Math math = Math::fp32;
   if constexpr (has_math<Op, Options>::value) math = Op::math(options);
   const auto types = role_types<Op>(b, first_precision(typename Op::Precisions{}));
   with_matching_precision<typename Op::Precisions>(Op::name, types, [&](auto ptag) {
     using P = typename decltype(ptag)::type;
-    const auto p = Op::template problem<ExecSpace, P>(b, options);
+    const auto p = Op::template problem<ExecSpace, P>(b, options, scalars...);
     with_impl<Op, ExecSpace, P>(options.impl, math, p.sizes(), [&](auto tag) {
       using I = typename decltype(tag)::type;
       run_impl<Op, I, ExecSpace, P>(ctx.state(), p, b.checked, options);

@@ -63,6 +63,9 @@ constexpr Arg int32_in(std::string_view name, std::string_view extents) {
 constexpr Arg float32_out(std::string_view name, std::string_view extents) {
   return {name, Dir::out, "", extents, false, false, true};
 }
+constexpr Arg float32_in(std::string_view name, std::string_view extents) {
+  return {name, Dir::in, "", extents, false, false, true};
+}
 
 // The symbols of an extents string, in order ("rows C": "rows", "C").
 template <class F>

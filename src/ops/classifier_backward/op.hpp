@@ -1,14 +1,19 @@
 // The classifier backward as the shared framework sees it (core/op/): its
-// implementations in the order "auto" prefers them, its precisions, the
-// limits its sizes meet, and what a call without rows still writes.
+// declaration (spec.hpp), its implementations in the order "auto" prefers
+// them, the limits its sizes meet, what a call without rows still writes, its
+// scalars' check, its typed problem and the targets' check.
 #pragma once
 
 #include <core/op/call.hpp>
+#include <core/op/entry.hpp>
 #include <core/op/typed.hpp>
 #include <core/registry.hpp>
 #include <ops/classifier_backward/fused.hpp>
 #include <ops/classifier_backward/naive.hpp>
 #include <ops/classifier_backward/row_in_shared.hpp>
+
+#include <stdexcept>
+#include <string>
 
 namespace llmk::op::classifier_backward {
 
@@ -16,10 +21,15 @@ namespace llmk::op::classifier_backward {
 // it twice, the second time mostly from the cache; "naive" is the baseline.
 using Implementations = core::ImplList<RowInShared, Fused, Naive>;
 
-struct Op {
-  static constexpr const char* name = kOpName;
+// The call's values that are no arrays: dloss for every position (where no
+// dloss array is given) and the vocabulary V of the Vp columns.
+struct Scalars {
+  float dloss_value = 1.0f;
+  index_t V = 0;
+};
+
+struct Op : Spec {
   using Implementations = classifier_backward::Implementations;
-  using Precisions = classifier_backward::Precisions;
   using Sizes = classifier_backward::Sizes;
   using Info = ClassifierBackwardImplInfo;
 
@@ -38,6 +48,55 @@ struct Op {
 
   template <class I>
   static void describe(Info&) {}
+
+  // V: 1 to Vp columns (0 only without rows).
+  template <class Bound>
+  static void check(const Bound& b, const Scalars& s) {
+    const index_t Vp = b["Vp"], M = b.rows();
+    if (s.V < 0 || s.V > Vp || (s.V == 0 && M > 0)) {
+      throw std::invalid_argument(std::string(name) + ": V = " + std::to_string(s.V) +
+                                  " but the vocabulary must have 1 to Vp = " + std::to_string(Vp) +
+                                  " columns (logits' last extent)");
+    }
+  }
+
+  template <class ExecSpace, class P, class Bound>
+  static Problem<ExecSpace, P> problem(const Bound& b, const Options&, const Scalars& s) {
+    using T = typename P::in;
+    const index_t M = b.rows(), Vp = b["Vp"];
+    Problem<ExecSpace, P> p;
+    auto& a = p.args;
+    a.dlogits = b.template matrix<T>(dlogits, M, Vp);
+    a.logits = b.template matrix<const T>(logits, M, Vp);
+    a.losses = b.template vector<float>(losses);
+    a.targets = b.template vector<const std::int32_t>(targets);
+    a.dloss = b.template vector<const float>(dloss);
+    a.dloss_value = s.dloss_value;
+    a.V = int(s.V);  // ≤ Vp, which the implementations' max_cols bound
+    p.M = M, p.Vp = Vp;
+    return p;
+  }
+
+  // Refuses targets outside [0, V) (options.check_targets): a reduction over
+  // them on the call's queue, whose count the host waits for; after
+  // everything else that can fail, before the first write.
+  template <class ExecSpace, class P>
+  static void before_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
+    if (!call.options.check_targets) return;
+    const auto& targets = p.args.targets;
+    const int V = p.args.V;
+    const index_t bad = kernels::count_bad_targets(call.exec, targets, V);
+    if (bad == 0) return;
+    const index_t first = kernels::first_bad_target(call.exec, targets, V);
+    Kokkos::View<std::int32_t, Kokkos::HostSpace> value("llmk::classifier_bad_target");
+    Kokkos::deep_copy(call.exec, value, Kokkos::subview(targets, first));
+    call.exec.fence();
+    throw std::invalid_argument(std::string(name) + ": argument 'targets' holds " +
+                                std::to_string(bad) + " value(s) outside [0, V = " +
+                                std::to_string(V) + "), the first at position " +
+                                std::to_string(first) + " (" + std::to_string(value()) +
+                                "); nothing was written");
+  }
 };
 
 }  // namespace llmk::op::classifier_backward

@@ -7,11 +7,11 @@
 #include <core/op/impl_traits.hpp>
 #include <kernels/classifier_backward.hpp>
 #include <llmk/classifier_backward.hpp>
-#include <ops/classifier_backward/precisions.hpp>
+#include <ops/classifier_backward/spec.hpp>
 
 namespace llmk::op::classifier_backward {
 
-inline constexpr const char* kOpName = "llmk::classifier_backward";
+inline constexpr const char* kOpName = Spec::name;
 
 // The sizes of a call: rows, the vocabulary and the padded row.
 struct Sizes {
