@@ -5,10 +5,13 @@
 //                             of the argument whose extents fix the others'
 //   Op::Precisions, Op::Implementations, Op::Sizes ...  as core/op/select.hpp
 //                             and call.hpp describe them
-//   Op::problem<S, P>(call, options)  the typed problem of a bound call
+//   Op::problem<S, P>(bound, options, scalars...)  the typed problem of a
+//                             bound call
 //   Op::math(options)         the math mode a call asks for (optional:
 //                             Math::fp32 without it)
-// call<Op>(ctx, options, {args...}) binds the arguments' extents to the
+//   Op::check(bound, scalars...)  what the declaration cannot say (optional:
+//                             the classifier's V against Vp)
+// call<Op>(ctx, options, {args...}, scalars...) binds the arguments' extents to the
 // declared symbols, checks storage, memory and element types (each failure
 // an std::invalid_argument naming the argument and what was expected, before
 // anything is written), matches the precision, picks the implementation and
@@ -24,10 +27,10 @@
 #include <core/validate.hpp>
 
 #include <array>
-#include <type_traits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace llmk::core::op {
