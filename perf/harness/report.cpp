@@ -122,10 +122,13 @@ void print_table(std::ostream& os, const std::vector<Record>& records, const Tab
   const std::string pct = "% " + layout.ceiling_label;
   const std::size_t pct_w = std::max<std::size_t>(7, pct.size());
   const bool pct_column = !layout.ceilings.empty();
+  const bool host_column =
+      std::any_of(records.begin(), records.end(), [](const Record& r) { return r.host_us.has_value(); });
 
   std::string line = cell("impl", name_w, true) + " " + cell("backend", 8, true) + " " +
                      cell("precision", 13, true) + " " + cell("ms median", 11) + " " +
                      cell("ms min", 11) + " " + cell("repeats", 7);
+  if (host_column) line += " " + cell("host us", 8);
   if (layout.gflops_column) line += " " + cell("GFLOP/s", 9);
   if (layout.gbs_column) line += " " + cell("GB/s", 9);
   if (pct_column) line += " " + cell(pct, pct_w);
@@ -145,6 +148,7 @@ void print_table(std::ostream& os, const std::vector<Record>& records, const Tab
            cell(r.backend, 8, true) + " " + cell(r.precision, 13, true) + " " +
            cell(format("%.3f", r.ms_median), 11) + " " + cell(format("%.3f", r.ms_min), 11) + " " +
            cell(std::to_string(r.repeats), 7);
+    if (host_column) line += " " + cell(format("%.1f", r.host_us), 8);
     if (layout.gflops_column) line += " " + cell(format("%.1f", r.gflops), 9);
     if (layout.gbs_column) line += " " + cell(format("%.1f", r.gbs), 9);
     if (pct_column) line += " " + cell(format("%.1f", ceiling_pct(records, r, layout)), pct_w);
@@ -223,6 +227,7 @@ void write_json(const std::string& path, const Machine& m, const TableLayout& la
     j["ms_median"] = or_null(r.ms_median);
     j["ms_min"] = or_null(r.ms_min);
     j["repeats"] = r.repeats;
+    j["host_us_median"] = or_null(r.host_us);
     j["gflops"] = or_null(r.gflops);
     if (layout.gbs_column) j["gbs"] = or_null(r.gbs);
     if (!layout.ceilings.empty())
@@ -273,6 +278,7 @@ std::vector<Record> read_json_records(const std::string& path, const RecordSchem
       r.ms_median = optional_field<double>(j, "ms_median");
       r.ms_min = optional_field<double>(j, "ms_min");
       r.repeats = optional_field<int>(j, "repeats").value_or(0);
+      r.host_us = optional_field<double>(j, "host_us_median");
       r.gflops = optional_field<double>(j, "gflops");
       r.gbs = optional_field<double>(j, "gbs");
       for (const std::string& name : schema.stages) {

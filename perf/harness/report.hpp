@@ -55,6 +55,9 @@ struct Record {
   Flags flags;
   std::optional<double> ms_median, ms_min;
   int repeats = 0;
+  // The host's part of a call on a GPU (DeviceTimer::host_seconds), median µs:
+  // table "host us" where a row has it, JSON host_us_median; null on host spaces.
+  std::optional<double> host_us;
   std::optional<double> gflops;
   std::optional<double> gbs;  // bytes the call moves per second (JSON "gbs" where the table has the column)
   std::vector<StageRecord> stages;

@@ -13,6 +13,10 @@
 //                call while the GPU is busy and only the device's work is
 //                timed (what a call costs in a stream kept busy, and what
 //                torch.profiler's kernel times compare with).
+// host_seconds(): how long the last timed call() kept the host, from entering
+// to returning. On Cuda that is the host's part of a call (argument checks,
+// pointer-kind queries, attribute setting, launches), the GPU's work not
+// waited for; on host spaces the call is the work, so it is not reported.
 // A call must enqueue its work on the timer's instance (on Cuda: its stream)
 // or be synchronous host code.
 #pragma once
@@ -49,12 +53,15 @@ class DeviceTimer {
     exec_.fence();
     const auto t0 = std::chrono::steady_clock::now();
     call();
+    host_s_ = seconds_since(t0);
     exec_.fence();
     return seconds_since(t0);
   }
+  double host_seconds() const { return host_s_; }
 
  private:
   ExecSpace exec_;
+  mutable double host_s_ = 0;
 };
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -96,7 +103,9 @@ class DeviceTimer<Kokkos::Cuda> {
       check(cudaGetLastError(), "the spin kernel's launch");
     }
     check(cudaEventRecord(start_, exec_.cuda_stream()), "cudaEventRecord");
+    const auto t0 = std::chrono::steady_clock::now();
     call();
+    host_s_ = seconds_since(t0);
     check(cudaEventRecord(stop_, exec_.cuda_stream()), "cudaEventRecord");
     check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
     float ms = 0;
@@ -104,6 +113,7 @@ class DeviceTimer<Kokkos::Cuda> {
     exec_.fence();  // anything the call left on other streams (none expected)
     return 1e-3 * double(ms);
   }
+  double host_seconds() const { return host_s_; }
 
  private:
   static void check(cudaError_t err, const char* what) {
@@ -113,6 +123,7 @@ class DeviceTimer<Kokkos::Cuda> {
   Kokkos::Cuda exec_;
   bool hide_host_;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  mutable double host_s_ = 0;
 };
 #endif
 

@@ -22,6 +22,7 @@ struct TimingPlan {
 struct Timing {
   double ms_median = 0, ms_min = 0;
   int repeats = 0;
+  double host_us_median = 0;  // the timer's host_seconds() over the same samples
 };
 
 // The first timed call sets the number of repeats: clamp(round(budget / first
@@ -32,24 +33,31 @@ struct Timing {
 template <class Timer, class Call>
 Timing time_calls(const TimingPlan& plan, const Timer& timer, Call&& call, double prior_s = 0,
                   const std::function<void()>& before_each = {}) {
-  if (prior_s > 0 && prior_s >= plan.budget_s) return {1e3 * prior_s, 1e3 * prior_s, 1};
+  if (prior_s > 0 && prior_s >= plan.budget_s)
+    return {1e3 * prior_s, 1e3 * prior_s, 1, 1e6 * timer.host_seconds()};  // the checked call's
   double warm_s = prior_s;
   const int warmup = plan.warmup - (prior_s > 0 ? 1 : 0);
   for (int i = 0; i < warmup && warm_s < plan.budget_s / 4; ++i) warm_s += timer.time(call);
 
+  std::vector<double> host_samples;
   auto sample = [&] {
     if (before_each) before_each();
-    return timer.time(call);
+    const double s = timer.time(call);
+    host_samples.push_back(timer.host_seconds());
+    return s;
   };
   std::vector<double> samples{sample()};
   const double fit = std::round(plan.budget_s / std::max(samples[0], 1e-9));
   const int repeats = int(std::clamp(fit, 1.0, double(std::max(plan.repeat, 1))));
   while (int(samples.size()) < repeats) samples.push_back(sample());
 
-  std::sort(samples.begin(), samples.end());
-  const std::size_t n = samples.size();
-  const double median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
-  return {1e3 * median, 1e3 * samples.front(), int(n)};
+  auto median_of = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  const double median = median_of(samples);
+  return {1e3 * median, 1e3 * samples.front(), int(samples.size()), 1e6 * median_of(host_samples)};
 }
 
 // What a call on the whole problem (`units` units: rows) is projected to
