@@ -122,8 +122,8 @@ void print_table(std::ostream& os, const std::vector<Record>& records, const Tab
   const std::string pct = "% " + layout.ceiling_label;
   const std::size_t pct_w = std::max<std::size_t>(7, pct.size());
   const bool pct_column = !layout.ceilings.empty();
-  const bool host_column =
-      std::any_of(records.begin(), records.end(), [](const Record& r) { return r.host_us.has_value(); });
+  const bool host_column = std::any_of(records.begin(), records.end(),
+                                       [](const Record& r) { return r.host_us.has_value(); });
 
   std::string line = cell("impl", name_w, true) + " " + cell("backend", 8, true) + " " +
                      cell("precision", 13, true) + " " + cell("ms median", 11) + " " +
