@@ -198,20 +198,23 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
   llmk::ClassifierBackwardOptions classifier_options;
   classifier_options.check_targets = false;
   classifier_options.impl = impls_.classifier;
-  llmk::classifier_backward(ctx_, a.logits.data(), losses_.data(), a.logits.data(),
-                            targets_.data(), 1.0f / float(loss_positions_), B, T_, cfg_.V, cfg_.Vp,
-                            classifier_options);
+  if (runs(clock, Step::classifier))
+    llmk::classifier_backward(ctx_, a.logits.data(), losses_.data(), a.logits.data(),
+                              targets_.data(), 1.0f / float(loss_positions_), B, T_, cfg_.V,
+                              cfg_.Vp, classifier_options);
   lap(clock, Step::classifier);
   T* dlogits = a.logits.data();
   // The LM head, weight-tied: its weight is wte, its dweight wte's gradient
   // (overwritten here; the encoder adds its part last). No bias.
-  llmk::matmul_backward(ctx_, dl_btc_.data(), g.wte.data(), nullptr, dlogits, a.lnf.data(),
-                        p.wte.data(), B, T_, C, cfg_.Vp, mm);
+  if (runs(clock, Step::lm_head))
+    llmk::matmul_backward(ctx_, dl_btc_.data(), g.wte.data(), nullptr, dlogits, a.lnf.data(),
+                          p.wte.data(), B, T_, C, cfg_.Vp, mm);
   lap(clock, Step::lm_head);
   T* last_residual = a.residual3.data() + (L - 1) * BT * C;
-  llmk::layernorm_backward(ctx_, dresidual_.data(), g.lnfw.data(), g.lnfb.data(), dl_btc_.data(),
-                           last_residual, p.lnfw.data(), a.lnf_mean.data(), a.lnf_rstd.data(), B,
-                           T_, C, ln_start);
+  if (runs(clock, Step::layernorm))
+    llmk::layernorm_backward(ctx_, dresidual_.data(), g.lnfw.data(), g.lnfb.data(),
+                             dl_btc_.data(), last_residual, p.lnfw.data(), a.lnf_mean.data(),
+                             a.lnf_rstd.data(), B, T_, C, ln_start);
   lap(clock, Step::layernorm);
   bucket_done(0);
 
@@ -223,39 +226,45 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
     const index_t BTC = BT * C;
     T* residual = l == 0 ? a.encoded.data() : a.residual3.data() + (l - 1) * BTC;
     // MLP: fcproj (its input is gelu(fch): GELU's backward fused), fc, ln2.
-    llmk::matmul_backward(ctx_, dl_bt4c_.data(), at(g.fcprojw, 4 * C * C), at(g.fcprojb, C),
-                          dresidual_.data(), at(a.fch_gelu, 4 * BTC), at(p.fcprojw, 4 * C * C),
-                          at(a.fch, 4 * BTC), B, T_, 4 * C, C, mm);
+    if (runs(clock, Step::fcproj_gelu))
+      llmk::matmul_backward(ctx_, dl_bt4c_.data(), at(g.fcprojw, 4 * C * C), at(g.fcprojb, C),
+                            dresidual_.data(), at(a.fch_gelu, 4 * BTC), at(p.fcprojw, 4 * C * C),
+                            at(a.fch, 4 * BTC), B, T_, 4 * C, C, mm);
     lap(clock, Step::fcproj_gelu);
-    llmk::matmul_backward(ctx_, dl_btc_.data(), at(g.fcw, 4 * C * C), at(g.fcb, 4 * C),
-                          dl_bt4c_.data(), at(a.ln2, BTC), at(p.fcw, 4 * C * C), B, T_, C, 4 * C,
-                          mm);
+    if (runs(clock, Step::fc))
+      llmk::matmul_backward(ctx_, dl_btc_.data(), at(g.fcw, 4 * C * C), at(g.fcb, 4 * C),
+                            dl_bt4c_.data(), at(a.ln2, BTC), at(p.fcw, 4 * C * C), B, T_, C, 4 * C,
+                            mm);
     lap(clock, Step::fc);
-    llmk::layernorm_backward(ctx_, dresidual_.data(), at(g.ln2w, C), at(g.ln2b, C),
-                             dl_btc_.data(), at(a.residual2, BTC), at(p.ln2w, C),
-                             at(a.ln2_mean, BT), at(a.ln2_rstd, BT), B, T_, C, ln_add);
+    if (runs(clock, Step::layernorm))
+      llmk::layernorm_backward(ctx_, dresidual_.data(), at(g.ln2w, C), at(g.ln2b, C),
+                               dl_btc_.data(), at(a.residual2, BTC), at(p.ln2w, C),
+                               at(a.ln2_mean, BT), at(a.ln2_rstd, BT), B, T_, C, ln_add);
     lap(clock, Step::layernorm);
     // Attention: attproj, the attention itself (dqkv into the 4C scratch), qkv, ln1.
-    llmk::matmul_backward(ctx_, dl_btc_.data(), at(g.attprojw, C * C), at(g.attprojb, C),
-                          dresidual_.data(), at(a.atty, BTC), at(p.attprojw, C * C), B, T_, C, C,
-                          mm);
+    if (runs(clock, Step::attproj))
+      llmk::matmul_backward(ctx_, dl_btc_.data(), at(g.attprojw, C * C), at(g.attprojb, C),
+                            dresidual_.data(), at(a.atty, BTC), at(p.attprojw, C * C), B, T_, C,
+                            C, mm);
     lap(clock, Step::attproj);
-    if (materialized_) {
+    if (runs(clock, Step::attention) && materialized_) {
       llmk::attention_backward(ctx_, dl_bt4c_.data(), dl_btc_.data(), at(a.qkv, 3 * BTC),
                                at(a.att, B * NH * T_ * T_), B, T_, C, NH, att_options);
-    } else {
+    } else if (runs(clock, Step::attention)) {
       llmk::attention_backward_recompute(ctx_, dl_bt4c_.data(), dl_btc_.data(),
                                          at(a.qkv, 3 * BTC), at(a.atty, BTC),
                                          at(a.lse, B * NH * T_), B, T_, C, NH, att_options);
     }
     lap(clock, Step::attention);
-    llmk::matmul_backward(ctx_, dl_btc_.data(), at(g.qkvw, 3 * C * C), at(g.qkvb, 3 * C),
-                          dl_bt4c_.data(), at(a.ln1, BTC), at(p.qkvw, 3 * C * C), B, T_, C, 3 * C,
-                          mm);
+    if (runs(clock, Step::qkv))
+      llmk::matmul_backward(ctx_, dl_btc_.data(), at(g.qkvw, 3 * C * C), at(g.qkvb, 3 * C),
+                            dl_bt4c_.data(), at(a.ln1, BTC), at(p.qkvw, 3 * C * C), B, T_, C, 3 * C,
+                            mm);
     lap(clock, Step::qkv);
-    llmk::layernorm_backward(ctx_, dresidual_.data(), at(g.ln1w, C), at(g.ln1b, C),
-                             dl_btc_.data(), residual, at(p.ln1w, C), at(a.ln1_mean, BT),
-                             at(a.ln1_rstd, BT), B, T_, C, ln_add);
+    if (runs(clock, Step::layernorm))
+      llmk::layernorm_backward(ctx_, dresidual_.data(), at(g.ln1w, C), at(g.ln1b, C),
+                               dl_btc_.data(), residual, at(p.ln1w, C), at(a.ln1_mean, BT),
+                               at(a.ln1_rstd, BT), B, T_, C, ln_add);
     lap(clock, Step::layernorm);
     bucket_done(int(L - l));
   }
@@ -267,8 +276,9 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
   encoder_options.dwpe_update = llmk::Update::overwrite;
   encoder_options.check_tokens = false;
   encoder_options.impl = impls_.encoder;
-  llmk::encoder_backward(ctx_, g.wte.data(), g.wpe.data(), dresidual_.data(), tokens_.data(), B,
-                         T_, C, cfg_.V, encoder_options);
+  if (runs(clock, Step::encoder))
+    llmk::encoder_backward(ctx_, g.wte.data(), g.wpe.data(), dresidual_.data(), tokens_.data(), B,
+                           T_, C, cfg_.V, encoder_options);
   lap(clock, Step::encoder);
   if (reducer_) {
     bucket_done(int(L + 1));

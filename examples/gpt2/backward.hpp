@@ -36,10 +36,15 @@ constexpr int kSteps = 9;
 const char* step_name(Step s);
 
 // Seconds per step, fencing after each (a separate, slower run than the
-// timed one: the fences serialize what the device could overlap).
+// timed one: the fences serialize what the device could overlap). With
+// `alone` set, run() makes only that step's calls: the step without the
+// other operations between its calls (on a host, without another library's
+// threads still spinning when it starts: timing.hpp's thread-collapse check).
 struct StepClock {
   std::array<double, kSteps> seconds{};
   Kokkos::Timer timer;
+  int alone = -1;  // a Step, or -1: every step
+  bool runs(Step s) const { return alone < 0 || alone == int(s); }
   template <class ExecSpace>
   void lap(const ExecSpace& exec, Step s) {
     exec.fence();
@@ -82,6 +87,7 @@ class Gpt2Backward {
   void lap(StepClock* clock, Step s) {
     if (clock) clock->lap(exec_, s);
   }
+  static bool runs(const StepClock* clock, Step s) { return !clock || clock->runs(s); }
   void bucket_done(int bucket) {
     if (reducer_ && overlap_) reducer_->ready(bucket);
   }

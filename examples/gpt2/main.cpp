@@ -12,7 +12,9 @@
 //   mpirun -np R llmk-gpt2-backward (--tiny-selfcheck | --input FILE) --data-parallel ...
 //     the same, the global batch split across R ranks (data_parallel.hpp),
 //     the gradients summed by llmk::GradientReducer; built where MPI is
-// Exit status: 0 when every gradient is within tolerance, 1 when one is not,
+// Exit status: 0 when every gradient is within tolerance, 1 when one is not
+// (or, with --check-threads, when a step's threads collapsed: timing.hpp;
+// 77 where the machine was too busy to judge, or no --repeats),
 // 2 for bad arguments, 77 in a CUDA build without a GPU (CTest: skipped).
 #include "backward.hpp"
 #include "compare.hpp"
@@ -51,6 +53,7 @@ struct Args {
   std::string input;
   bool selfcheck = false;
   bool data_parallel = false;
+  bool check_threads = false;  // a thread collapse (timing.hpp) fails the run
   std::uint64_t seed = 1234;
   int repeats = -1;      // default: 3 in the self-check, 20 with a file
   double tolerance = 0;  // default: by precision and mode (tolerances below)
@@ -61,9 +64,12 @@ const char* const kUsage =
     "usage: llmk-gpt2-backward (--tiny-selfcheck | --input FILE) [--L n] [--C n] [--NH n]\n"
     "       [--V n] [--Vp n] [--B n] [--T n] [--precision fp32|bf16]\n"
     "       [--attention materialized|recompute] [--seed n] [--repeats n] [--tolerance x]\n"
-    "       [--l2-flush-mb n] [--impl OP=NAME ...] [--data-parallel (under mpirun)]\n"
+    "       [--l2-flush-mb n] [--impl OP=NAME ...] [--check-threads]\n"
+    "       [--data-parallel (under mpirun)]\n"
     "  --impl: an operation's implementation (default auto), OP one of matmul_backward,\n"
-    "          layernorm_backward, attention_backward, classifier_backward, encoder_backward\n";
+    "          layernorm_backward, attention_backward, classifier_backward, encoder_backward\n"
+    "  --check-threads: exit 1 when a step is over 10x slower in the sequence than alone\n"
+    "          (threads of two libraries fighting for the cores)\n";
 
 Args parse(int argc, char** argv) {
   Args a;
@@ -94,6 +100,8 @@ Args parse(int argc, char** argv) {
     if (known) continue;
     if (arg == "--tiny-selfcheck") {
       a.selfcheck = true;
+    } else if (arg == "--check-threads") {
+      a.check_threads = true;
     } else if (arg == "--input") {
       a.input = value();
     } else if (arg == "--precision") {
@@ -237,9 +245,15 @@ int run(const Args& args) {
   }
 
   const double flush_mb = args.l2_flush_mb >= 0 ? args.l2_flush_mb : (args.selfcheck ? 0 : 256);
-  if (repeats > 0) gpt2::print_times(backward, repeats, flush_mb, torch_ms);
+  // A thread collapse (timing.hpp) is reported; with --check-threads it fails
+  // the run, and a machine too busy to judge skips it (77).
+  const gpt2::Threads threads = repeats > 0
+                                    ? gpt2::print_times(backward, repeats, flush_mb, torch_ms)
+                                    : gpt2::Threads::not_judged;
   std::printf("%s\n", ok ? "every gradient within tolerance" : "FAILED: a gradient is off");
-  return ok ? 0 : 1;
+  if (!ok) return 1;
+  if (!args.check_threads) return 0;
+  return threads == gpt2::Threads::fine ? 0 : threads == gpt2::Threads::collapsed ? 1 : 77;
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
