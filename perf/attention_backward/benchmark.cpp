@@ -272,7 +272,7 @@ class Benchmark {
       suite.precisions.push_back(name);
       if (!hopt.peers) continue;
       suite.ceilings.emplace_back(name, "peer:copy");
-      const std::string peer = comparison_peer(backend, name);
+      const std::string peer = comparison_among(peers_, name);
       if (!peer.empty()) {
         suite.comparisons.emplace_back(name, "peer:" + peer);
         suite.vs_column = true;

@@ -79,19 +79,7 @@ std::vector<Peer> host_peers() {
 }  // namespace
 
 std::vector<Peer> peers_for(const std::string& backend) {
-  std::vector<Peer> here;
-  for (Peer& p : host_peers())
-    if (std::find(p.backends.begin(), p.backends.end(), backend) != p.backends.end())
-      here.push_back(std::move(p));
-  return here;
-}
-
-std::string comparison_peer(const std::string& backend, const std::string& precision) {
-  for (const Peer& p : peers_for(backend))
-    if (p.comparison &&
-        std::find(p.precisions.begin(), p.precisions.end(), precision) != p.precisions.end())
-      return p.name;
-  return {};
+  return peers_on(host_peers(), backend);
 }
 
 }  // namespace llmk::perf::attention_backward

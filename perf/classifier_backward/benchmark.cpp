@@ -1,242 +1,141 @@
+// The fused classifier's backward described to llmk-perf's shared
+// subcommand (harness/op_benchmark.hpp): in place, dlogits over the logits.
 #include "benchmark.hpp"
 
-#include "../harness/copy_peer.hpp"
-#include "../harness/driver.hpp"
-#include "../harness/planned_rows.hpp"
-#include "../harness/reference_io.hpp"
+#include "../harness/op_benchmark.hpp"
 #include "peers.hpp"
 
 #include <llmk/classifier_backward.hpp>
-#include <llmk/context.hpp>
 #include <ops/classifier_backward/reference/reference.hpp>
-
-#include <Kokkos_Core.hpp>
-
-#include <algorithm>
-#include <chrono>
-#include <cstdint>
-#include <cstdio>
-#include <limits>
-#include <optional>
-#include <stdexcept>
+#include <ops/classifier_backward/spec.hpp>
 
 namespace llmk::perf::classifier_backward {
 namespace {
 
 namespace ref = reference::classifier;
 
-ref::Shape shape_of(const Options& opt) {
-  const index_t max = std::numeric_limits<index_t>::max();
-  if ((opt.B > 0 && opt.T > max / opt.B) || (opt.B * opt.T > 0 && opt.Vp > max / (opt.B * opt.T)))
-    throw std::invalid_argument("sizes too large: B·T·Vp overflows 64 bits");
-  if (opt.V > opt.Vp) throw std::invalid_argument("--V must be at most --Vp");
-  return {"perf", opt.B, opt.T, opt.V, opt.Vp};
-}
+struct Description {
+  using Spec = op::classifier_backward::Spec;
+  using Options = classifier_backward::Options;
+  using Shape = ref::Shape;
+  using Problem = ref::HostProblem;
+  using Peer = classifier_backward::Peer;
+  static constexpr const char* title = "classifier backward";
+  static constexpr const char* unit = "row";
+  static constexpr bool in_place = true;  // as llm.c trains
 
-// A run's buffers in one element type: logits (overwritten by dlogits),
-// losses, targets and a per-position dloss (or none).
-template <class ExecSpace, class T>
-struct Buffers {
-  Matrix<ExecSpace, T> logits;
-  Vector<ExecSpace, float> losses, dloss;
-  Kokkos::View<std::int32_t*, Kokkos::LayoutRight, typename ExecSpace::device_type> targets;
-  float dloss_value = 1.0f;
-  index_t V = 0;
+  static const auto& impls() { return classifier_backward_impls(); }
+  static const auto& precision_names() { return classifier_backward_precisions(); }
+  template <class S>
+  static bool available(const std::string& impl) { return classifier_backward_available<S>(impl); }
+  template <class S>
+  static std::string auto_impl(const std::string& p) { return classifier_backward_auto_impl<S>(p); }
 
-  Buffers first_rows(index_t m) const {
-    const std::pair<index_t, index_t> rows(0, m);
-    Buffers b = *this;
-    b.logits = Kokkos::subview(logits, rows, Kokkos::ALL);
-    b.losses = Kokkos::subview(losses, rows);
-    b.targets = Kokkos::subview(targets, rows);
-    if (dloss.extent(0) != 0) b.dloss = Kokkos::subview(dloss, rows);
-    return b;
+  static Shape shape(const Options& opt) {
+    check_product({opt.B, opt.T, opt.Vp}, "B·T·Vp");
+    if (opt.V > opt.Vp) throw std::invalid_argument("--V must be at most --Vp");
+    return {"perf", opt.B, opt.T, opt.V, opt.Vp};
   }
-  void call(Context<ExecSpace>& ctx, const ClassifierBackwardOptions& options) const {
-    const DlossRef<ExecSpace> d = dloss.extent(0) != 0 ? DlossRef<ExecSpace>(dloss)
-                                                       : DlossRef<ExecSpace>(dloss_value);
-    llmk::classifier_backward(ctx, logits, losses, logits, targets, d, V, options);
+  static core::op::SymbolSizes sizes(const Shape& s) {
+    return {{"B", s.B}, {"T", s.T}, {"V", s.V}, {"Vp", s.Vp}};
   }
-  PeerArgs peer_args(const std::string& precision) const {
-    return {logits.data(), losses.data(), targets.data(), dloss_value,
-            index_t(logits.extent(0)), V, index_t(logits.extent(1)), precision};
+  static std::int64_t units(const Shape& s) { return s.M(); }
+  static core::op::SymbolSizes part(const core::op::SymbolSizes& s, std::int64_t rows) {
+    return s.with("B", 1).with("T", rows);
   }
-};
-
-using Planned = PlannedRow<Peer>;
-
-template <class ExecSpace, class T>
-bool run_precision(const Env<ExecSpace>& env, const Options& opt, const Suite& suite,
-                   reference::Precision p, const std::vector<Planned>& planned,
-                   std::vector<Record>& records) {
-  const ExecSpace& exec = env.exec;
-  Context<ExecSpace>& ctx = env.ctx;
-  const ref::Shape s = shape_of(opt);
-  const index_t M = s.M(), Vp = s.Vp;
-  const std::string pname = reference::precision_name(p);
-  const double bytes = s.bytes(p);
-  Suite group = suite;
-
-  auto t0 = std::chrono::steady_clock::now();
-  progress(pname + ": logits and targets ... ", false);
-  ref::HostProblem in = ref::make_problem(s, 2024, p, opt.per_position);
-  progress(seconds_text(seconds_since(t0)));
-  std::optional<ref::Result64> expected;
-  if (env.opt.check) {
-    t0 = std::chrono::steady_clock::now();
-    progress(pname + ": float64 reference ... ", false);
-    expected = ref::reference_backward(in);
-    progress(seconds_text(seconds_since(t0)));
+  static std::vector<bool> present(const Options& opt) {
+    return {true, true, true, true, opt.per_position};  // dloss: an array, or one value
   }
-  std::vector<double> scales(std::size_t(M), in.dloss_value);
-  if (!in.dloss.empty()) std::copy(in.dloss.begin(), in.dloss.end(), scales.begin());
-
-  Buffers<ExecSpace, T> full;
-  full.logits = Matrix<ExecSpace, T>("llmk-perf::logits", M, Vp);
-  full.losses = Vector<ExecSpace, float>("llmk-perf::losses", M);
-  full.targets = decltype(full.targets)("llmk-perf::targets", M);
-  full.dloss_value = in.dloss_value;
-  full.V = s.V;
-  if (!in.dloss.empty()) {
-    full.dloss = Vector<ExecSpace, float>("llmk-perf::dloss", M);
-    upload(exec, full.dloss, in.dloss);
-  }
-  {
-    auto h = Kokkos::create_mirror_view(full.targets);
-    for (index_t m = 0; m < M; ++m) h(m) = in.targets[std::size_t(m)];
-    Kokkos::deep_copy(exec, full.targets, h);
-  }
-  const std::vector<T> init_logits = converted<T>(in.logits);
-  in.logits.clear();
-  in.logits.shrink_to_fit();
-  auto reset = [&, exec] {
-    upload(exec, full.logits, init_logits);
-    exec.fence();
-  };
-  reset();
-  const auto h_logits = Kokkos::create_mirror_view(full.logits);
-  const auto h_losses = Kokkos::create_mirror_view(full.losses);
-  // The relative L2 errors for the table; the element-wise tolerances of the
-  // tests decide whether the row is valid.
-  auto verify = [&, exec] {
-    Kokkos::deep_copy(exec, h_logits, full.logits);
-    Kokkos::deep_copy(exec, h_losses, full.losses);
-    exec.fence();
-    std::vector<reference::Comparison> cmp = {
-        compare_output("dlogits", h_logits.data(), expected->dlogits, Vp, 1.0),
-        compare_output("losses", h_losses.data(), expected->losses, 0, 1.0)};
-    std::vector<float> dl(h_logits.data(), h_logits.data() + M * Vp);
-    const std::vector<float> ls(h_losses.data(), h_losses.data() + M);
-    const std::string e1 = ref::compare("dlogits", dl, expected->dlogits, Vp,
-                                        ref::dlogits_tolerance(p), scales);
-    const std::string e2 = ref::compare("losses", ls, expected->losses, 1, ref::losses_tolerance(p));
-    for (auto* e : {&e1, &e2}) {
-      if (e->empty()) continue;
-      reference::Comparison& c = cmp[e == &e1 ? 0 : 1];
-      c.ok = false;
-      c.message = *e;
-    }
-    return check_result(cmp);
-  };
-
-  const auto copy = [&, exec] { return copy_row(exec, bytes, M, pname); };
-  add_planned_rows(group.rows, planned, pname, copy, [&](Row& row, const Planned& plan) {
-    row.bytes = bytes;
-    if (expected) {
-      row.reset = reset;
-      row.verify = verify;
-    }
-    if (!plan.peer) {
-      ClassifierBackwardOptions options;
-      options.impl = plan.impl;
-      options.check_targets = !opt.no_target_check;
-      row.run = [&ctx, b = full, options] { b.call(ctx, options); };
-      row.run_part = [&ctx, b = full, options](std::int64_t n) { b.first_rows(n).call(ctx, options); };
-    } else {
-      row.run = [run = plan.peer->run, args = full.peer_args(pname)] { run(args); };
-      row.run_part = [run = plan.peer->run, b = full, pname](std::int64_t n) {
-        run(b.first_rows(n).peer_args(pname));
-      };
-    }
-  });
-  return run_rows(env.opt, exec, env.timer, group, records);
-}
-
-class Benchmark {
- public:
-  explicit Benchmark(const Options& opt) : opt_(opt) {}
-
-  template <class ExecSpace>
-  Suite suite(const perf::Options& hopt) {
-    const ref::Shape s = shape_of(opt_);
-    const std::string backend = ExecSpace::name();
-    impls_ = implementations().select(opt_.impls, backend);
-    precisions_ = select_precisions(opt_.precisions, classifier_backward_precisions());
-    peers_ = peers_for(backend);
-    Suite suite;
-    suite.title = "classifier backward";
+  static void header(Suite& suite, const Shape& s, const Options& opt, const std::string&) {
     suite.params = {{"B", s.B}, {"T", s.T}, {"V", s.V}, {"Vp", s.Vp}};
     suite.derived = "M=" + std::to_string(s.M());
-    suite.units = s.M();
-    suite.unit_name = "row";
-    suite.error_columns = {"dlogits", "losses"};
-    suite.flags = {{"dloss_per_position", opt_.per_position},
-                   {"no_target_check", opt_.no_target_check}};
-    suite.default_precision = "fp32";
-    suite.gflops_column = false;
-    suite.gbs_column = true;
-    suite.ceiling_label = "copy";
-    suite.vs_column = false;
-    for (reference::Precision p : precisions_) {
-      suite.precisions.push_back(reference::precision_name(p));
-      if (hopt.peers) suite.ceilings.emplace_back(reference::precision_name(p), "peer:copy");
-    }
+    suite.flags = {{"dloss_per_position", opt.per_position},
+                   {"no_target_check", opt.no_target_check}};
     suite.notes.push_back(
         "in place (dlogits over the logits, as llm.c); dloss " +
-        std::string(opt_.per_position ? "per position" : "1/(B·T) for every position") +
-        "; targets " + (opt_.no_target_check ? "not checked" : "checked on the device first") +
+        std::string(opt.per_position ? "per position" : "1/(B·T) for every position") +
+        "; targets " + (opt.no_target_check ? "not checked" : "checked on the device first") +
         "; errors: relative L2 against the float64 reference (validity: the tests' element-wise "
         "tolerances)");
     suite.notes.push_back("GB/s: the logits read once and written once, and the targets read");
-    return suite;
+  }
+  static double bytes(const Shape& s, reference::Precision p, const Options&) {
+    return s.bytes(p);
   }
 
-  template <class ExecSpace>
-  bool run_precision(const Env<ExecSpace>& env, const std::string& name, Suite& suite,
-                     std::vector<Record>& records) {
-    reference::Precision p;
-    if (!reference::parse_precision(name, p))
-      throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
-    const auto rules = declared_rules<Peer>(implementations(), opt_.impls != "all",
-                                            classifier_backward_auto_impl<ExecSpace>);
-    // The peers take one dloss for all positions (llm.c's).
-    const std::vector<Peer> none;
-    const std::vector<Planned> planned = plan_rows(name, ExecSpace::name(), impls_,
-                                                   opt_.per_position ? none : peers_,
-                                                   env.opt.peers, rules);
-    return p == reference::Precision::bf16
-               ? classifier_backward::run_precision<ExecSpace, bf16>(env, opt_, suite, p, planned,
-                                                                     records)
-               : classifier_backward::run_precision<ExecSpace, float>(env, opt_, suite, p,
-                                                                      planned, records);
+  static Problem make(const Shape& s, reference::Precision p, const Options& opt) {
+    return ref::make_problem(s, 2024, p, opt.per_position);
   }
+  // dlogits starts as the logits (in place).
+  static const std::vector<float>& values(const Problem& in, std::size_t i) {
+    return i == Spec::dloss ? in.dloss : in.logits;
+  }
+  static const std::vector<std::int32_t>& int_values(const Problem& in, std::size_t) {
+    return in.targets;
+  }
+  static std::vector<std::vector<double>> expected(const Problem& in, const Options&, int) {
+    ref::Result64 r = ref::reference_backward(in);
+    return {std::move(r.dlogits), std::move(r.losses)};
+  }
+  // The relative L2 for the table; the element-wise tolerances of the tests
+  // (judge) decide whether the row is valid.
+  static double tolerance(reference::Precision, std::size_t) { return 1.0; }
+  using Kept = std::vector<double>;  // each row's dloss, which scales its tolerance
+  static Kept keep(const Problem& in) {
+    Kept scales(std::size_t(in.shape.M()), in.dloss_value);
+    std::copy(in.dloss.begin(), in.dloss.end(), scales.begin());
+    return scales;
+  }
+  static std::string judge(const Kept& scales, std::size_t k, const std::vector<float>& out,
+                           const std::vector<double>& expected, reference::Precision p) {
+    if (scales.empty()) return "";  // no rows
+    return k == 0 ? ref::compare("dlogits", out, expected, std::int64_t(out.size() / scales.size()),
+                                 ref::dlogits_tolerance(p), scales)
+                  : ref::compare("losses", out, expected, 1, ref::losses_tolerance(p));
+  }
+  // dlogits from the logits (not NaN); the losses always written.
+  static std::vector<bool> overwrites(const Options&) { return {false, true}; }
 
- private:
-  const Options& opt_;
-  std::vector<std::string> impls_;
-  std::vector<reference::Precision> precisions_;
-  std::vector<Peer> peers_;
+  struct CallOptions {
+    ClassifierBackwardOptions options;
+    float dloss_value = 1.0f;  // every position's, without a per-position array
+  };
+  static CallOptions call_options(const std::string& impl, const Options& opt) {
+    CallOptions c;
+    c.options.impl = impl;
+    c.options.check_targets = !opt.no_target_check;
+    const std::int64_t M = opt.B * opt.T;
+    c.dloss_value = M > 0 ? 1.0f / float(M) : 1.0f;  // ref::make_problem's
+    return c;
+  }
+  template <class S>
+  static void call(Context<S>& ctx, const OpArrays<S, Spec>& a, const CallOptions& c) {
+    const auto* dloss = static_cast<const float*>(a.data(Spec::dloss));
+    llmk::classifier_backward(ctx, a.out(Spec::dlogits), static_cast<float*>(a.data(Spec::losses)),
+                              a.in(Spec::logits), a.ints(Spec::targets),
+                              dloss ? DlossRef<S>(dloss) : DlossRef<S>(c.dloss_value), a.size("B"),
+                              a.size("T"), a.size("V"), a.size("Vp"), c.options);
+  }
+  // The peers take one dloss for all positions (llm.c's).
+  static std::vector<Peer> peers(const std::string& backend, const Options& opt) {
+    return opt.per_position ? std::vector<Peer>{} : peers_for(backend);
+  }
+  template <class S>
+  static PeerArgs peer_args(const OpArrays<S, Spec>& a, const std::string& p, const Options& opt) {
+    return {a.data(Spec::dlogits),
+            static_cast<float*>(a.data(Spec::losses)),
+            a.ints(Spec::targets),
+            call_options("", opt).dloss_value,
+            a.size("B") * a.size("T"),
+            a.size("V"),
+            a.size("Vp"),
+            p};
+  }
 };
 
 }  // namespace
 
-const Implementations& implementations() {
-  static const Implementations impls(
-      classifier_backward_impls(), [](auto space, const std::string& name) {
-        return classifier_backward_available<typename decltype(space)::type>(name);
-      });
-  return impls;
-}
+const Implementations& implementations() { return implementations_of<Description>(); }
 
 void add_options(CLI::App& app, Options& opt) {
   app.add_option("--B", opt.B, "batch size (0: a valid no-op)")
@@ -251,13 +150,7 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--Vp", opt.Vp, "padded vocabulary (the logits' rows)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--impl", opt.impls, implementations().option_help())
-      ->capture_default_str()
-      ->check(implementations().validator());
-  app.add_option("--precision", opt.precisions,
-                 "comma list of " + join(classifier_backward_precisions()) + ", or 'all'")
-      ->capture_default_str()
-      ->check(list_validator(classifier_backward_precisions(), "precision", "PRECISIONS"));
+  add_selection_options<Description>(app, opt);
   app.add_flag("--dloss-per-position", opt.per_position,
                "a float dloss per position rather than 1/(B·T) for all (no peer row then)");
   app.add_flag("--no-target-check", opt.no_target_check,
@@ -265,8 +158,7 @@ void add_options(CLI::App& app, Options& opt) {
 }
 
 int run(const perf::Options& harness, const Options& opt) {
-  Benchmark benchmark(opt);
-  return perf::run(harness, benchmark);
+  return run_op_benchmark<Description>(harness, opt);
 }
 
 }  // namespace llmk::perf::classifier_backward

@@ -1,7 +1,5 @@
 #include "peers.hpp"
 
-#include <algorithm>
-
 namespace llmk::perf::classifier_backward {
 
 #ifdef LLMK_PERF_CUDA_PEERS
@@ -10,14 +8,12 @@ std::vector<Peer> llmc_peers();
 #endif
 
 std::vector<Peer> peers_for(const std::string& backend) {
-  std::vector<Peer> here;
 #ifdef LLMK_PERF_CUDA_PEERS
-  for (Peer& p : llmc_peers())
-    if (std::count(p.backends.begin(), p.backends.end(), backend)) here.push_back(std::move(p));
+  return peers_on(llmc_peers(), backend);
 #else
   (void)backend;
+  return {};
 #endif
-  return here;
 }
 
 }  // namespace llmk::perf::classifier_backward

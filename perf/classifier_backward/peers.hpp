@@ -4,10 +4,11 @@
 // (harness/copy_peer.hpp). A peer's row is "peer:<name>".
 #pragma once
 
+#include "../harness/peer_list.hpp"
+
 #include <llmk/types.hpp>
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,13 +25,7 @@ struct PeerArgs {
   std::string precision;
 };
 
-struct Peer {
-  std::string name;
-  std::vector<std::string> backends;    // Kokkos backend names, as ExecSpace::name()
-  std::vector<std::string> precisions;  // those it runs
-  std::function<void(const PeerArgs&)> run;
-  std::string description;  // a note under the table
-};
+using Peer = perf::Peer<PeerArgs>;
 
 // The peers that run on a backend, in table order (peer:copy aside).
 std::vector<Peer> peers_for(const std::string& backend);

@@ -3,9 +3,10 @@
 // harness's.
 #pragma once
 
+#include "../harness/peer_list.hpp"
+
 #include <llmk/types.hpp>
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,16 +25,12 @@ struct PeerArgs {
   bool overwrite = false;
 };
 
-struct Peer {
-  std::string name;
-  std::vector<std::string> backends;
-  std::vector<std::string> precisions;
-  std::function<void(const PeerArgs&)> run;
-  bool comparison = false;
-  std::string description;
-};
+using Peer = perf::Peer<PeerArgs>;
 
-std::vector<Peer> peers_for(const std::string& backend);
-std::string comparison_peer(const std::string& backend, const std::string& precision);
+#ifdef LLMK_PERF_CUDA_PEERS
+std::vector<Peer> llmc_peers();  // peers_llmc_cuda.cpp: on Cuda
+#else
+inline std::vector<Peer> llmc_peers() { return {}; }  // no CUDA, none
+#endif
 
 }  // namespace llmk::perf::encoder_backward

@@ -1,10 +1,11 @@
-// The GELU backward's peers (see layernorm_backward/peers.hpp for the model):
-// on Cuda peer:llmc-style (peers_llmc_cuda.cpp); peer:copy is the harness's.
+// The GELU backward's peers: on Cuda peer:llmc-style (peers_llmc_cuda.cpp);
+// peer:copy is the harness's.
 #pragma once
+
+#include "../harness/peer_list.hpp"
 
 #include <llmk/types.hpp>
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,17 +21,12 @@ struct PeerArgs {
   std::string precision;
   bool overwrite_dinp = false;
 };
+using Peer = perf::Peer<PeerArgs>;
 
-struct Peer {
-  std::string name;
-  std::vector<std::string> backends;
-  std::vector<std::string> precisions;
-  std::function<void(const PeerArgs&)> run;
-  bool comparison = false;
-  std::string description;
-};
-
-std::vector<Peer> peers_for(const std::string& backend);
-std::string comparison_peer(const std::string& backend, const std::string& precision);
+#ifdef LLMK_PERF_CUDA_PEERS
+std::vector<Peer> llmc_peers();  // peers_llmc_cuda.cpp: on Cuda
+#else
+inline std::vector<Peer> llmc_peers() { return {}; }  // no CUDA, none
+#endif
 
 }  // namespace llmk::perf::gelu_backward

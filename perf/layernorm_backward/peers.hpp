@@ -6,9 +6,10 @@
 // the harness's (harness/copy_peer.hpp) and runs on every backend.
 #pragma once
 
+#include "../harness/peer_list.hpp"
+
 #include <llmk/types.hpp>
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,19 +35,12 @@ struct PeerArgs {
   bool overwrite_dinp = false;  // dinp = instead of +=, without reading it
 };
 
-struct Peer {
-  std::string name;                     // the row is "peer:<name>"
-  std::vector<std::string> backends;    // Kokkos backend names, as ExecSpace::name()
-  std::vector<std::string> precisions;  // those it runs (PeerArgs::precision)
-  std::function<void(const PeerArgs&)> run;  // the whole backward pass; any size ≥ 0
-  bool comparison = false;  // what the "vs" column of its precisions divides by
-  std::string description;  // a note under the table
-};
+using Peer = perf::Peer<PeerArgs>;
 
-// The peers that run on a backend, in table order (peer:copy aside).
-std::vector<Peer> peers_for(const std::string& backend);
-
-// The peer that the "vs" column compares a precision's rows with, or empty.
-std::string comparison_peer(const std::string& backend, const std::string& precision);
+#ifdef LLMK_PERF_CUDA_PEERS
+std::vector<Peer> llmc_peers();  // peers_llmc_cuda.cpp: on Cuda
+#else
+inline std::vector<Peer> llmc_peers() { return {}; }  // no CUDA, none
+#endif
 
 }  // namespace llmk::perf::layernorm_backward

@@ -11,8 +11,7 @@
 
 #include "contract/operation.hpp"
 
-#include <core/op/precision.hpp>
-#include <core/op/signature.hpp>
+#include <core/op/arguments.hpp>
 #include <core/reference/precision.hpp>
 
 #include <cstdint>
@@ -24,60 +23,9 @@
 
 namespace llmk_test::contract {
 
-// The sizes of a shape by symbol ("B", "T", "C", "V", ...); "rows" is B·T.
-class SymbolSizes {
- public:
-  SymbolSizes(std::initializer_list<std::pair<std::string_view, std::int64_t>> sizes)
-      : sizes_(sizes) {}
-  std::int64_t operator[](std::string_view symbol) const {
-    for (const auto& [name, value] : sizes_)
-      if (name == symbol) return value;
-    throw std::logic_error("the shape has no size '" + std::string(symbol) + "'");
-  }
-
- private:
-  std::vector<std::pair<std::string_view, std::int64_t>> sizes_;
-};
+using llmk::core::op::SymbolSizes;  // core/op/arguments.hpp, as llmk-perf's
 
 namespace detail {
-
-// An argument's extents: "rows" as M = B·T (rank 2) or as B, T (rank 3).
-inline std::vector<std::int64_t> extents_of(std::string_view symbols, const SymbolSizes& s,
-                                            bool rank3) {
-  std::vector<std::int64_t> e;
-  llmk::core::op::for_each_symbol(symbols, [&](std::string_view symbol) {
-    if (symbol != "rows") {
-      e.push_back(s[symbol]);
-    } else if (rank3) {
-      e.push_back(s["B"]), e.push_back(s["T"]);
-    } else {
-      e.push_back(s["B"] * s["T"]);
-    }
-  });
-  return e;
-}
-
-// The element type of `role` in the precision named `precision`, and whether
-// it is float in every precision (no bf16 through the raw-pointer entry).
-template <class... Ps>
-std::pair<llmk::DType, bool> role_dtype(llmk::core::op::PrecisionList<Ps...>,
-                                         std::string_view precision, std::string_view role) {
-  llmk::DType type = llmk::DType::f32;
-  bool found = false, always_float = true;
-  const auto look = [&](auto p) {
-    using P = typename decltype(p)::type;
-    for (const llmk::core::op::Role& r : P::roles()) {
-      if (r.name != role) continue;
-      always_float = always_float && r.type == llmk::DType::f32;
-      if (P::name == precision) type = r.type, found = true;
-    }
-  };
-  (look(llmk::core::op::PrecisionTag<Ps>{}), ...);
-  if (!found)
-    throw std::logic_error("no role '" + std::string(role) + "' in precision " +
-                           std::string(precision));
-  return {type, always_float};
-}
 
 // The symbols bound before argument `i` in the entry's order (the leader's
 // first, then the list's: core/op/entry.hpp's bind).
@@ -109,8 +57,8 @@ std::vector<ArgSpec> spec_args(const SymbolSizes& sizes, Precision precision) {
     ArgSpec s;
     s.name = a.name;
     s.output = a.output();
-    s.rank2 = detail::extents_of(a.extents, sizes, false);
-    s.rank3 = detail::extents_of(a.extents, sizes, true);
+    s.rank2 = llmk::core::op::extents_of(a.extents, sizes, false);
+    s.rank3 = llmk::core::op::extents_of(a.extents, sizes, true);
     s.optional = a.optional;
     s.leader = i == Spec::leader;
     s.in_place_of = a.in_place_of;
@@ -119,7 +67,7 @@ std::vector<ArgSpec> spec_args(const SymbolSizes& sizes, Precision precision) {
       s.float_only = true;
     } else if (!a.int32) {
       std::tie(s.dtype, s.float_only) =
-          detail::role_dtype(typename Spec::Precisions{}, pname, a.role);
+          llmk::core::op::role_dtype(typename Spec::Precisions{}, pname, a.role);
       s.role = a.role;
     }
     // Inputs of a role they share with another input must be of one type.
