@@ -1,5 +1,5 @@
 #!/bin/bash
-# Call G3 on the H200 machine. GPU: llmk-perf's shared subcommand
+# Call G3 (asked of the H200 kind, run on an H100). GPU: llmk-perf's shared subcommand
 # (perf/harness/op_benchmark.hpp) for gelu, layer norm and the encoder on
 # Cuda, every precision, their llm.c-style peers beside, device time and
 # the host's part of each call; the CUDA API calls of one call (nsys, where
