@@ -38,7 +38,8 @@ struct Description {
     check_product({opt.V, opt.C}, "V·C");
     if (opt.V > std::numeric_limits<int>::max())
       throw std::invalid_argument("--V: tokens are int32, V must be at most 2^31 - 1");
-    return {"perf", opt.B, opt.T, opt.C, opt.V, opt.zipf ? ref::Tokens::zipf : ref::Tokens::uniform};
+    const ref::Tokens tokens = opt.zipf ? ref::Tokens::zipf : ref::Tokens::uniform;
+    return {"perf", opt.B, opt.T, opt.C, opt.V, tokens};
   }
   static core::op::SymbolSizes sizes(const Shape& s) {
     return {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"V", s.V}};

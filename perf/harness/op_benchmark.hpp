@@ -286,12 +286,15 @@ class OpBenchmark {
         const std::int64_t cols = e.size() == 2 ? e[1] : 0;
         const double tol = D::tolerance(p, k);
         const std::string what(a.name);
-        cmp.push_back(full.dtype(i) == DType::bf16
-                          ? reference::compare_bf16(what.c_str(),
-                                                    reinterpret_cast<const std::uint16_t*>(out.data()),
-                                                    expected[k].data(), expected[k].size(), cols, tol)
-                          : reference::compare(what.c_str(), reinterpret_cast<const float*>(out.data()),
-                                               expected[k].data(), expected[k].size(), cols, tol));
+        const double* want = expected[k].data();
+        const std::size_t n = expected[k].size();
+        cmp.push_back(
+            full.dtype(i) == DType::bf16
+                ? reference::compare_bf16(what.c_str(),
+                                          reinterpret_cast<const std::uint16_t*>(out.data()), want,
+                                          n, cols, tol)
+                : reference::compare(what.c_str(), reinterpret_cast<const float*>(out.data()),
+                                     want, n, cols, tol));
         if constexpr (has_judge<D>::value) {
           const std::string why = D::judge(*kept, k, as_floats(out, full.dtype(i)), expected[k], p);
           if (!why.empty()) cmp.back().ok = false, cmp.back().message = why;

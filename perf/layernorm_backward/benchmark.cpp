@@ -52,9 +52,9 @@ struct Description {
         std::string("dinp ") + (opt.overwrite_dinp ? "overwritten (=)" : "accumulated (+=)") +
         ", dweight and dbias accumulated (+=); errors: relative L2 of each output against the "
         "float64 reference");
+    const std::string dinp = opt.overwrite_dinp ? "dinp written" : "dinp read and written";
     suite.notes.push_back("GB/s: the bytes a call must move (dout, inp, weight, mean, rstd read; " +
-                          std::string(opt.overwrite_dinp ? "dinp written" : "dinp read and written") +
-                          "; dweight, dbias read and written) per second: " + sizes);
+                          dinp + "; dweight, dbias read and written) per second: " + sizes);
     if (s.M() == 0 || s.C == 0)
       suite.notes.push_back(
           "zero-sized problem: every llmk call is a valid no-op; times are the calls' fixed costs");
