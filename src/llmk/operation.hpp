@@ -24,6 +24,9 @@ struct ImplInfo {
   bool rounds_once;  // a bf16 output is always its float sum (+ its old value)
                      // rounded once (false: a library rounds intermediate
                      // results to bf16)
+  bool host_blas;    // runs on the process's BLAS on host spaces: "auto" passes
+                     // it over there unless llmk::host_blas_runs_auto() allows
+                     // (llmk/host_blas.hpp); it can still be named
 };
 
 }  // namespace llmk

@@ -5,7 +5,9 @@
 // declared by some implementation available on the space (those that are not
 // Op::everywhere, as TF32, where any is), each declares only the operation's
 // precisions, and "auto" stands for the first available one that declares the
-// precision (for one that none here runs: "" or std::invalid_argument);
+// precision and whose threads fit the space (a host-BLAS implementation only
+// where llmk::host_blas_runs_auto allows; for a precision that none here
+// runs: "" or std::invalid_argument);
 // every implementation this build was configured with (CMake's
 // LLMK_TEST_CONFIGURED_IMPLS, from what it found: KokkosKernels, cuBLAS) is in
 // the list and compiled; and the lists the other aspects register their tests
@@ -13,6 +15,8 @@
 #pragma once
 
 #include "contract/device_problem.hpp"
+
+#include <llmk/host_blas.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -25,6 +29,17 @@
 #endif
 
 namespace llmk_test::contract {
+
+// Whether "auto" may take `info` on Space: an implementation on the host BLAS
+// only where that BLAS shares Kokkos' threads and its kernels fit the CPU
+// (an OpenBLAS on its own pthreads, or on Prescott fallback kernels, is passed
+// over: llmk/host_blas.hpp).
+template <class Space>
+bool auto_may_take(const llmk::ImplInfo& info) {
+  if (!info.host_blas || !Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible)
+    return true;
+  return llmk::host_blas_runs_auto(llmk::host_blas(), Space().concurrency());
+}
 
 template <class Op, class Space>
 void check_impl_list() {
@@ -51,7 +66,9 @@ void check_impl_list() {
     SCOPED_TRACE(llmk::reference::precision_name(p));
     std::string first;
     for (const llmk::ImplInfo& info : cat.infos)
-      if (first.empty() && cat.available(info.name) && declares(info, p)) first = info.name;
+      if (first.empty() && cat.available(info.name) && declares(info, p) &&
+          auto_may_take<Space>(info))
+        first = info.name;
     if (!first.empty()) {
       EXPECT_EQ(cat.auto_impl(p), first);
       continue;

@@ -22,7 +22,7 @@ ImplInfo impl_info() {
       if (I::template runs_here<P>()) precisions.emplace_back(P::name);
   });
   return {std::string(I::name), I::compiled, I::deterministic, precisions, I::tf32,
-          I::rounds_once};
+          I::rounds_once, I::host_blas};
 }
 
 // Op::Info (ImplInfo or a struct derived from it) of every implementation,
