@@ -10,6 +10,7 @@
 #include <kernels/gemm_tiled.hpp>
 
 #include "dev_timing.hpp"
+#include "matmul_gemms.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -87,48 +88,10 @@ float time_median(cudaStream_t s, char* flush, size_t flush_bytes, int reps, F&&
 }
 
 template <class T>
-using Mat = Kokkos::View<T**, Kokkos::LayoutRight, Space>;
-
-template <class T>
-void fill(const Mat<T>& m, unsigned seed) {
-  const index_t n = m.size();
-  T* p = m.data();
-  Kokkos::parallel_for(
-      "fill", Kokkos::RangePolicy<Space, Kokkos::IndexType<index_t>>(0, n),
-      KOKKOS_LAMBDA(const index_t i) {
-        unsigned x = unsigned(i) * 2654435761u + seed;
-        x ^= x >> 13;
-        x *= 0x5bd1e995u;
-        x ^= x >> 15;
-        p[i] = T(float(x % 2001) / 1000.0f - 1.0f);
-      });
-}
-
-// max |a - b| / max |b| over two float matrices.
-double rel_diff(const Mat<float>& a, const Mat<float>& b) {
-  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
-  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < ha.size(); ++i) {
-    diff = std::max(diff, std::abs(double(ha.data()[i]) - hb.data()[i]));
-    scale = std::max(scale, std::abs(double(hb.data()[i])));
-  }
-  return scale > 0 ? diff / scale : diff;
-}
-
-struct Data {
-  index_t M, C, OC;
-  Mat<float> dout, weight, inp, dinp, dweight, dinp_ref, dweight_ref;
-  Kokkos::View<float*, Space> dbias;
-  Data(index_t M_, index_t C_, index_t OC_)
-      : M(M_), C(C_), OC(OC_), dout("dout", M, OC), weight("weight", OC, C), inp("inp", M, C),
-        dinp("dinp", M, C), dweight("dweight", OC, C), dinp_ref("dinp_ref", M, C),
-        dweight_ref("dweight_ref", OC, C), dbias("dbias", OC) {
-    fill(dout, 1);
-    fill(weight, 2);
-    fill(inp, 3);
-  }
-};
+using Mat = llmk_dev::Mat<T, Space>;
+using Data = llmk_dev::MatmulData<Space>;
+using llmk_dev::fill;
+using llmk_dev::rel_diff;
 
 struct Peer {
   float dinp_ms, dweight_ms;
@@ -153,24 +116,10 @@ Peer run_cublas(Data& d, cublasHandle_t h, cudaStream_t s, char* flush, size_t f
 template <class Tuning>
 void run_tiled(const char* name, Data& d, const Peer& peer, cudaStream_t s, char* flush,
                size_t fb, int reps) {
-  namespace kn = llmk::kernels;
-  using Dinp = kn::TiledGemm<kn::GemmForm<false, false>, Space, float, float,
-                             kn::GeluGradEpilogue<float>, void, Tuning>;
-  using Dweight = kn::TiledGemm<kn::GemmForm<true, false>, Space, float, float, kn::PlainEpilogue,
-                                float, Tuning>;
-  const kn::GemmShape dinp_shape{d.M, d.C, d.OC}, dweight_shape{d.OC, d.C, d.M};
-  const size_t ws = std::max(Dinp::split_k_workspace(dinp_shape, false),
-                             Dweight::split_k_workspace(dweight_shape, true));
-  Kokkos::View<float*, Space> workspace("workspace", ws + 64);
+  const llmk_dev::TiledMatmul<Space, Tuning> t(d);
+  const auto& dinp = t.dinp;
+  const auto& dweight = t.dweight;
   Space exec;
-  using kn::gemm_operand;
-  const Dinp dinp = Dinp(dinp_shape, gemm_operand(d.dinp), gemm_operand(d.dout),
-                         gemm_operand(d.weight), true)
-                        .with_split_k(workspace.data());
-  const Dweight dweight = Dweight(dweight_shape, gemm_operand(d.dweight), gemm_operand(d.dout),
-                                  gemm_operand(d.inp), true)
-                              .with_bias(d.dbias, true)
-                              .with_split_k(workspace.data());
   const float t_dinp = time_median(s, flush, fb, reps, [&] { dinp.run(exec, "dinp"); });
   const float t_dweight = time_median(s, flush, fb, reps, [&] { dweight.run(exec, "dweight"); });
   const double f = 2.0 * d.M * d.C * d.OC;
@@ -178,9 +127,9 @@ void run_tiled(const char* name, Data& d, const Peer& peer, cudaStream_t s, char
       "%-22s M=%5lld C=%4lld OC=%5lld  dinp %7.3f ms %5.1f TF/s (%.2fx, split %lld, err %.1e)  "
       "dweight %7.3f ms %5.1f TF/s (%.2fx, split %lld, err %.1e)  both %.2fx\n",
       name, (long long)d.M, (long long)d.C, (long long)d.OC, t_dinp, f / t_dinp / 1e9,
-      peer.dinp_ms / t_dinp, (long long)Dinp::split_k_workspace(dinp_shape, false),
+      peer.dinp_ms / t_dinp, t.dinp_split(),
       rel_diff(d.dinp, d.dinp_ref), t_dweight, f / t_dweight / 1e9, peer.dweight_ms / t_dweight,
-      (long long)Dweight::split_k_workspace(dweight_shape, true),
+      t.dweight_split(),
       rel_diff(d.dweight, d.dweight_ref), (peer.dinp_ms + peer.dweight_ms) / (t_dinp + t_dweight));
 }
 

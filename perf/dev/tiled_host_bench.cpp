@@ -1,18 +1,16 @@
 // Development benchmark of kernels/gemm_tiled.hpp on a host (Kokkos::OpenMP):
-// matmul's two GEMMs at GPT-2 124M's shapes (dinp = dout·W with GELU's factor,
-// dweight = doutᵀ·inp with the fused dbias) through TiledGemm in several host
+// matmul's two GEMMs at GPT-2 124M's shapes (dinp = dout·W, dweight = doutᵀ·inp
+// with the fused dbias; perf/dev/matmul_gemms.hpp) through TiledGemm in several host
 // tunings, against OpenBLAS's cblas_sgemm on the same data in the same run
 // (its threads on the same OpenMP pool), each result compared with OpenBLAS's.
-// Not part of the build: perf/dev/tiled_host_bench.sh compiles it (once as the
-// compiler vectorizes by default, once with 512-bit vectors preferred).
+// Not part of the build: perf/dev/tiled_host_bench.sh compiles it.
 // Arguments: [M] (rows, default 2048: B 8, T 256) [reps] (default 5).
-#include <kernels/gemm_tiled.hpp>
+#include "matmul_gemms.hpp"
 
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -29,28 +27,8 @@ struct Tile : Base {
   static constexpr int tm = TM, tn = TN, bm = BM, bn = BN, bk = BK;
 };
 
-template <class T>
-using Mat = Kokkos::View<T**, Kokkos::LayoutRight, Space>;
-
-void fill(const Mat<float>& m, unsigned seed) {
-  float* p = m.data();
-  for (size_t i = 0; i < m.size(); ++i) {
-    unsigned x = unsigned(i) * 2654435761u + seed;
-    x ^= x >> 13;
-    x *= 0x5bd1e995u;
-    x ^= x >> 15;
-    p[i] = float(x % 2001) / 1000.0f - 1.0f;
-  }
-}
-
-double rel_diff(const Mat<float>& a, const Mat<float>& b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::abs(double(a.data()[i]) - b.data()[i]));
-    scale = std::max(scale, std::abs(double(b.data()[i])));
-  }
-  return scale > 0 ? diff / scale : diff;
-}
+using Data = llmk_dev::MatmulData<Space>;
+using llmk_dev::rel_diff;
 
 template <class F>
 double median_ms(int reps, F&& f) {
@@ -64,20 +42,6 @@ double median_ms(int reps, F&& f) {
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
-
-struct Data {
-  index_t M, C, OC;
-  Mat<float> dout, weight, inp, pre, dinp, dweight, dinp_ref, dweight_ref;
-  Kokkos::View<float*, Space> dbias;
-  Data(index_t M_, index_t C_, index_t OC_)
-      : M(M_), C(C_), OC(OC_), dout("dout", M, OC), weight("weight", OC, C), inp("inp", M, C),
-        pre("pre", M, C), dinp("dinp", M, C), dweight("dweight", OC, C),
-        dinp_ref("dinp_ref", M, C), dweight_ref("dweight_ref", OC, C), dbias("dbias", OC) {
-    fill(dout, 1);
-    fill(weight, 2);
-    fill(inp, 3);
-  }
-};
 
 struct Peer {
   double dinp_ms, dweight_ms;
@@ -95,34 +59,18 @@ Peer run_openblas(Data& d, int reps) {
   return {median_ms(reps, dinp), median_ms(reps, dweight)};
 }
 
-double gflops(const Data& d, double ms) { return 2.0 * d.M * d.C * d.OC / ms / 1e6; }
+double gflops(const Data& d, double ms) { return d.flops() / ms / 1e6; }
 
 template <class Tuning>
 void run_tiled(const char* name, Data& d, const Peer& peer, int reps) {
-  namespace kn = llmk::kernels;
-  using Dinp = kn::TiledGemm<kn::GemmForm<false, false>, Space, float, float, kn::PlainEpilogue,
-                             void, Tuning>;
-  using Dweight = kn::TiledGemm<kn::GemmForm<true, false>, Space, float, float, kn::PlainEpilogue,
-                                float, Tuning>;
-  const kn::GemmShape dinp_shape{d.M, d.C, d.OC}, dweight_shape{d.OC, d.C, d.M};
-  const size_t ws = std::max(Dinp::split_k_workspace(dinp_shape, false),
-                             Dweight::split_k_workspace(dweight_shape, true));
-  Kokkos::View<float*, Space> workspace("workspace", ws + 64);
+  const llmk_dev::TiledMatmul<Space, Tuning> t(d);
   Space exec;
-  using kn::gemm_operand;
-  const Dinp dinp = Dinp(dinp_shape, gemm_operand(d.dinp), gemm_operand(d.dout),
-                         gemm_operand(d.weight), true)
-                        .with_split_k(workspace.data());
-  const Dweight dweight = Dweight(dweight_shape, gemm_operand(d.dweight), gemm_operand(d.dout),
-                                  gemm_operand(d.inp), true)
-                              .with_bias(d.dbias, true)
-                              .with_split_k(workspace.data());
   const double t_dinp = median_ms(reps, [&] {
-    dinp.run(exec, "dinp");
+    t.dinp.run(exec, "dinp");
     exec.fence();
   });
   const double t_dweight = median_ms(reps, [&] {
-    dweight.run(exec, "dweight");
+    t.dweight.run(exec, "dweight");
     exec.fence();
   });
   std::printf("%-24s %5lld %4lld %5lld  dinp %8.3f ms %6.0f GF/s (%.2fx, err %.0e)  "
@@ -160,12 +108,14 @@ int main(int argc, char** argv) {
       run_tiled<Base>("tiled (shipped 4x24)", d, peer, r);
 #ifndef TILED_HOST_BENCH_SHIPPED_ONLY
       run_tiled<Tile<8, 32, 128, 768>>("  8x32 of 128x768", d, peer, r);
-      run_tiled<Tile<8, 32, 128, 256>>("  8x32 of 128x256", d, peer, r);
-      run_tiled<Tile<6, 32, 96, 768>>("  6x32 of 96x768", d, peer, r);
-      run_tiled<Tile<12, 32, 96, 384>>("  12x32 of 96x384", d, peer, r);
-      run_tiled<Tile<4, 48, 128, 768>>("  4x48 of 128x768", d, peer, r);
-      run_tiled<Tile<8, 24, 128, 768>>("  8x24 of 128x768", d, peer, r);
-      run_tiled<Tile<4, 24, 64, 384>>("  4x24 of 64x384", d, peer, r);
+      run_tiled<Tile<12, 32, 96, 768>>("  12x32 of 96x768", d, peer, r);
+      run_tiled<Tile<8, 48, 128, 768>>("  8x48 of 128x768", d, peer, r);
+      run_tiled<Tile<8, 48, 128, 384>>("  8x48 of 128x384", d, peer, r);
+      run_tiled<Tile<8, 48, 64, 768>>("  8x48 of 64x768", d, peer, r);
+      run_tiled<Tile<8, 48, 128, 768, 256>>("  8x48 of 128x768, bk 256", d, peer, r);
+      run_tiled<Tile<8, 48, 128, 768, 64>>("  8x48 of 128x768, bk 64", d, peer, r);
+      run_tiled<Tile<6, 48, 96, 768>>("  6x48 of 96x768", d, peer, r);
+      run_tiled<Tile<10, 48, 120, 768>>("  10x48 of 120x768", d, peer, r);
 #endif
     }
   }

@@ -1,8 +1,7 @@
 #!/bin/bash
 # Call H1 on the device machine's host CPU (16 cores): (1) the tiled GEMM's
 # host tunings against OpenBLAS at GPT-2 124M's matmul shapes, M = 2048
-# (perf/dev/tiled_host_bench.cpp, built twice: GCC's default vector width and
-# -mprefer-vector-width=512); (2) the thread-collapse check of
+# (perf/dev/tiled_host_bench.cpp); (2) the thread-collapse check of
 # llmk-gpt2-backward at GPT-2 124M, B 4, T 64, fp32: matmul auto, kokkoskernels,
 # and kokkoskernels on Debian's pthreads OpenBLAS (the plant), bound and unbound.
 # Binaries built with -march=native on the Zen 4 dev machine, stripped, carried
@@ -13,8 +12,7 @@ export OMP_NUM_THREADS=16 OMP_PROC_BIND=spread OMP_PLACES=cores PYTHONUNBUFFERED
 L() { LD_LIBRARY_PATH=/tmp/lib "$@"; }
 { lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|MHz|BogoMIPS|L2|L3|Flags" | cut -c1-300
   nvidia-smi -L; date -u; } > $OUT/machine.txt 2>&1
-L timeout 110 /tmp/bin/thb 2048 3 > $OUT/tiled-host.txt 2>&1
-L timeout 110 /tmp/bin/thb-zmm 2048 3 > $OUT/tiled-host-zmm.txt 2>&1
+L timeout 150 /tmp/bin/thb 2048 3 > $OUT/tiled-host.txt 2>&1
 timeout 90 python3 $R/examples/gpt2/gpt2_torch.py --config 124M --B 4 --T 64 --device cpu --out /tmp/g --no-compile --repeat 3 --warmup 1 > $OUT/torch.txt 2>&1
 cp /tmp/g/times.json $OUT/torch-B4-T64.json
 G="/tmp/bin/llmk-gpt2-backward --input /tmp/g/gpt2.bin --repeats 3 --check-threads"
