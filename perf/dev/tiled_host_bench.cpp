@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace {
@@ -60,6 +61,40 @@ Peer run_openblas(Data& d, int reps) {
 }
 
 double gflops(const Data& d, double ms) { return d.flops() / ms / 1e6; }
+double peak = 0;  // GFLOP/s, measured_peak_gflops()
+
+// The host's float FMA peak, measured: every thread runs 24 independent
+// chains of vector multiply-adds (more than the FMA units' latency ×
+// throughput on any x86 CPU) in registers, no memory traffic; GFLOP/s of all
+// threads together, the best of 5 runs of ~0.1 s. The clock it runs at is the
+// one the GEMMs get (turbo included), which a peak derived from the base
+// clock is not.
+double measured_peak_gflops() {
+  using llmk::kernels::detail::Floats;
+  constexpr int chains = 24, L = llmk::kernels::detail::kLanes;
+  const long iterations = 20'000'000;  // ~0.1 s a run at 3 GHz: past the clock's ramp
+  double best = 0;
+  for (int run = 0; run < 5; ++run) {
+    double sink = 0;
+    const double t0 = omp_get_wtime();
+#pragma omp parallel reduction(+ : sink)
+    {
+      Floats acc[chains];
+      for (int c = 0; c < chains; ++c) acc[c] = llmk::kernels::detail::broadcast(1e-3f * c);
+      const Floats x = llmk::kernels::detail::broadcast(0.999f),
+                   y = llmk::kernels::detail::broadcast(1e-6f);
+      for (long i = 0; i < iterations; ++i) {
+        LLMK_UNROLL for (int c = 0; c < chains; ++c) acc[c] = acc[c] * x + y;
+      }
+      for (int c = 0; c < chains; ++c) sink += acc[c][0];
+    }
+    const double seconds = omp_get_wtime() - t0;
+    const double flops = 2.0 * L * chains * iterations * omp_get_max_threads();
+    best = std::max(best, flops / seconds / 1e9);
+    if (sink == 42) std::printf(" ");
+  }
+  return best;
+}
 
 template <class Tuning>
 void run_tiled(const char* name, Data& d, const Peer& peer, int reps) {
@@ -73,11 +108,12 @@ void run_tiled(const char* name, Data& d, const Peer& peer, int reps) {
     t.dweight.run(exec, "dweight");
     exec.fence();
   });
-  std::printf("%-24s %5lld %4lld %5lld  dinp %8.3f ms %6.0f GF/s (%.2fx, err %.0e)  "
-              "dweight %8.3f ms %6.0f GF/s (%.2fx, err %.0e)  both %.2fx\n",
+  std::printf("%-24s %5lld %4lld %5lld  dinp %8.3f ms %6.0f GF/s %3.0f%% (%.2fx, err %.0e)  "
+              "dweight %8.3f ms %6.0f GF/s %3.0f%% (%.2fx, err %.0e)  both %.2fx\n",
               name, (long long)d.M, (long long)d.C, (long long)d.OC, t_dinp, gflops(d, t_dinp),
-              peer.dinp_ms / t_dinp, rel_diff(d.dinp, d.dinp_ref), t_dweight,
-              gflops(d, t_dweight), peer.dweight_ms / t_dweight,
+              100 * gflops(d, t_dinp) / peak, peer.dinp_ms / t_dinp,
+              rel_diff(d.dinp, d.dinp_ref), t_dweight, gflops(d, t_dweight),
+              100 * gflops(d, t_dweight) / peak, peer.dweight_ms / t_dweight,
               rel_diff(d.dweight, d.dweight_ref),
               (peer.dinp_ms + peer.dweight_ms) / (t_dinp + t_dweight));
 }
@@ -90,9 +126,11 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   Kokkos::initialize(argc, argv);
   {
-    std::printf("threads %d; rows: name M C OC, dinp and dweight (+ dbias) with the ratio "
-                "OpenBLAS time / tiled time\n",
-                Space().concurrency());
+    peak = measured_peak_gflops();
+    std::printf("threads %d; measured FMA peak %.0f GFLOP/s (%d-float vectors); rows: name M C "
+                "OC, dinp and dweight (+ dbias): ms, GFLOP/s, %% of the peak, the ratio OpenBLAS "
+                "time / tiled time\n",
+                Space().concurrency(), peak, llmk::kernels::detail::kLanes);
     struct Shape {
       index_t C, OC;
     };
@@ -101,11 +139,14 @@ int main(int argc, char** argv) {
       Data d(M, sh.C, sh.OC);
       const int r = sh.OC > 10000 ? std::max(1, reps / 2) : reps;
       const Peer peer = run_openblas(d, r);
-      std::printf("%-24s %5lld %4lld %5lld  dinp %8.3f ms %6.0f GF/s                       "
-                  "dweight %8.3f ms %6.0f GF/s\n",
+      std::printf("%-24s %5lld %4lld %5lld  dinp %8.3f ms %6.0f GF/s %3.0f%%                   "
+                  "dweight %8.3f ms %6.0f GF/s %3.0f%%\n",
                   "openblas sgemm", (long long)M, (long long)d.C, (long long)d.OC, peer.dinp_ms,
-                  gflops(d, peer.dinp_ms), peer.dweight_ms, gflops(d, peer.dweight_ms));
-      run_tiled<Base>("tiled (shipped 4x24)", d, peer, r);
+                  gflops(d, peer.dinp_ms), 100 * gflops(d, peer.dinp_ms) / peak, peer.dweight_ms,
+                  gflops(d, peer.dweight_ms), 100 * gflops(d, peer.dweight_ms) / peak);
+      static const std::string shipped = "tiled (shipped " + std::to_string(Base::tm) + "x" +
+                                         std::to_string(Base::tn) + ")";
+      run_tiled<Base>(shipped.c_str(), d, peer, r);
 #ifndef TILED_HOST_BENCH_SHIPPED_ONLY
       run_tiled<Tile<8, 32, 128, 768>>("  8x32 of 128x768", d, peer, r);
       run_tiled<Tile<12, 32, 96, 768>>("  12x32 of 96x768", d, peer, r);

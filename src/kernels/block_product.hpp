@@ -14,10 +14,10 @@
 // where the compiler vectorizes along j: hosts.
 #pragma once
 
+#include <kernels/host_vectors.hpp>
 #include <kernels/tuning.hpp>
 #include <llmk/types.hpp>
 
-#include <cstring>
 #include <type_traits>
 
 namespace llmk::kernels {
@@ -35,36 +35,6 @@ struct RowRanges {
     for (int r = 0; r < R; ++r) lo[r] = lo_all, hi[r] = hi_all;
   }
 };
-
-// Hosts keep the sums as GCC vectors of the target's width (16 floats with
-// AVX-512, 8 with AVX, else 4): left to itself, GCC 12 vectorized these
-// loops along k or kept the sums in memory (2 GFLOP/s on a Zen 4 core for a
-// 64 × 64 × 64 tile of scores; 55 with the vectors).
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDA_ARCH__)
-#define LLMK_HOST_VECTORS 1
-namespace detail {
-#if defined(__AVX512F__)
-inline constexpr int kLanes = 16;
-#elif defined(__AVX__)
-inline constexpr int kLanes = 8;
-#else
-inline constexpr int kLanes = 4;
-#endif
-typedef float Floats __attribute__((vector_size(4 * kLanes)));
-inline Floats load_floats(const float* p) {
-  Floats v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store_floats(float* p, const Floats& v) { std::memcpy(p, &v, sizeof v); }
-inline Floats broadcast(const float x) {
-  Floats v{};
-  return v + x;
-}
-}  // namespace detail
-#else
-#define LLMK_HOST_VECTORS 0
-#endif
 
 // The k ranges of the rows [0, rows): the first k of any and the end of any
 // ([first, last)), and [all_first, all_last) where every row's holds k

@@ -139,12 +139,8 @@ struct SubTiles {
       for (int si = 0; si < si_end; ++si) {
         for (int sj = 0; sj < sj_end; ++sj) {
           float tile[TM][TN];
-          {
-            float acc_chunk[TM][TN] = {};
-            Micro::micro_kernel(acc_chunk, as + si * C::a_panel + ty * TM,
-                                bs + sj * C::b_panel + tx * V, chunk.depth);
-            Micro::to_tile(acc_chunk, tile);
-          }
+          Micro::chunk_tile(tile, as + si * C::a_panel + ty * TM, bs + sj * C::b_panel + tx * V,
+                            chunk.depth);
           add_chunk(g, tile, batch, m0 + si * SM + ty * TM, n0 + sj * SN + tx * V,
                     sums + (si * (BN / SN) + sj) * NT * TM * TN, chunk);
         }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <kernels/gemm_tiled_config.hpp>
+#include <kernels/host_vectors.hpp>
 
 namespace llmk::kernels {
 
@@ -52,6 +53,38 @@ struct MicroTile {
     } else {
       for (int k = 0; k < depth; ++k) step(k);
     }
+  }
+
+  // tile ⟵ Σ_{k < depth} a[k·a_ld + i] · b[k·b_ld + col(j)], in natural order:
+  // one chunk's products of a micro-tile. Hosts whose micro-tile is whole
+  // vectors (TN a multiple of detail::kLanes, one thread: col(j) = j) that
+  // fit the vector registers with a row of B and a broadcast keep the sums
+  // in GCC vectors, a row's A broadcast at a time: from plain arrays GCC 12
+  // spilled sums of an 8 × 48 tile to the stack and permuted B's lanes
+  // (vpermd) on AVX-512, at under half the speed (docs/cpu.md).
+  KOKKOS_INLINE_FUNCTION static void chunk_tile(float (&tile)[TM][TN], const float* a,
+                                                const float* b, const int depth = BK) {
+#if LLMK_HOST_VECTORS
+    constexpr int L = detail::kLanes, NV = TN / L;
+    if constexpr (TX == 1 && V == 1 && TN % L == 0 && (TM + 1) * NV + 1 <= detail::kRegisters) {
+      using detail::Floats;
+      Floats acc[TM][NV] = {};
+      for (int k = 0; k < depth; ++k) {
+        Floats bv[NV];
+        LLMK_UNROLL for (int v = 0; v < NV; ++v) bv[v] = detail::load_floats(b + k * b_ld + L * v);
+        LLMK_UNROLL for (int i = 0; i < TM; ++i) {
+          const Floats x = detail::broadcast(a[k * a_ld + i]);
+          LLMK_UNROLL for (int v = 0; v < NV; ++v) acc[i][v] += x * bv[v];
+        }
+      }
+      LLMK_UNROLL for (int i = 0; i < TM; ++i)
+        LLMK_UNROLL for (int v = 0; v < NV; ++v) detail::store_floats(tile[i] + L * v, acc[i][v]);
+      return;
+    }
+#endif
+    float acc[TM][TN] = {};
+    micro_kernel(acc, a, b, depth);
+    to_tile(acc, tile);
   }
 
   KOKKOS_INLINE_FUNCTION static void to_tile(const float (&acc)[TM][TN], float (&tile)[TM][TN]) {
