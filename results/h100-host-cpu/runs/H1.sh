@@ -3,7 +3,8 @@
 # host tunings against OpenBLAS at GPT-2 124M's matmul shapes, M = 2048
 # (perf/dev/tiled_host_bench.cpp); (2) the thread-collapse check of
 # llmk-gpt2-backward at GPT-2 124M, B 4, T 64, fp32: matmul auto, kokkoskernels,
-# and kokkoskernels on Debian's pthreads OpenBLAS (the plant), bound and unbound.
+# and kokkoskernels on Debian's pthreads OpenBLAS (the plant), bound and unbound;
+# (3) the whole backward with matmul tiled (the AVX-512 micro-tile) beside auto.
 # Binaries built with -march=native on the Zen 4 dev machine, stripped, carried
 # with their libraries (.gpu-carry/h1.tar.xz: bin/, lib/, libpth/).
 set -u
@@ -27,3 +28,8 @@ run() { echo "=== $1"; LD_LIBRARY_PATH=$2 timeout 80 $G "${@:3}" > /tmp/out.txt 
   run "kokkoskernels, pthreads OpenBLAS (plant), unbound" /tmp/libpth:/tmp/lib --impl matmul_backward=kokkoskernels
   run "auto, unbound" /tmp/lib
 } > $OUT/collapse.txt 2>&1
+export OMP_PROC_BIND=spread OMP_PLACES=cores
+G="/tmp/bin/llmk-gpt2-backward --input /tmp/g/gpt2.bin --repeats 5"
+{ run "matmul tiled, bound" /tmp/lib --impl matmul_backward=tiled
+  run "auto, bound" /tmp/lib
+} > $OUT/gpt2-tiled.txt 2>&1
