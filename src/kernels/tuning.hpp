@@ -79,9 +79,14 @@ template <class ExecSpace>
 struct TiledTuning {
   static constexpr int team_size = 1, vector_length = 1;
 #if defined(__AVX512F__)
-  // AVX-512 (32 vector registers of 16 floats): 8 × 48, 24 zmm accumulators
-  // beside 3 loads of B and A's broadcast. At GPT-2's matmul shapes (M 2048)
-  // on 2 Zen 4 cores it ran 1.4-1.8x the 4 × 24 tile (docs/cpu.md).
+  // AVX-512 (32 vector registers of 16 floats): 8 × 48, 24 zmm sums beside
+  // 3 loads of B and A's broadcast (gemm_tiled_micro.hpp's chunk_tile). At
+  // GPT-2's products (M 2048) on 16 Xeon threads: 725-1122 GFLOP/s, where
+  // the 4 × 24 tile from plain arrays ran 340-464; on 2 threads 0.92-0.99x
+  // OpenBLAS's time. 8 × 32, 12 × 32, 6 × 48 and tiles of 128 × 384 or
+  // 64 × 768 were not faster beyond the noise (on 16 threads two runs of this
+  // very tuning differed by up to 20 %), 10 × 48 spills
+  // (perf/dev/tiled_host_bench.cpp, docs/cpu.md).
   static constexpr int tm = 8, tn = 48;
 #else
   static constexpr int tm = 4, tn = 24;
