@@ -27,21 +27,31 @@ using llmk::core::op::SymbolSizes;  // core/op/arguments.hpp, as llmk-perf's
 
 namespace detail {
 
-// The symbols bound before argument `i` in the entry's order (the leader's
-// first, then the list's: core/op/entry.hpp's bind).
+// Whether argument `i`'s `symbol` ("C", "3C") is bound by another argument:
+// one before it in the entry's binding order (core/op/signature.hpp's
+// binding_order: "rows" binds B, T and M), or, for a multiple, one after it
+// (a wrong extent, no multiple, leaves the size to that one).
 template <class Spec>
-bool bound_before(std::size_t i, std::string_view symbol) {
-  bool bound = false;
-  const auto look = [&](std::size_t j) {
+bool bound_elsewhere(std::size_t i, std::string_view symbol) {
+  using llmk::core::op::factor_of;
+  const auto f = factor_of(symbol);
+  const auto holds = [&](std::size_t j) {
+    bool h = false;
     llmk::core::op::for_each_symbol(Spec::args[j].extents, [&](std::string_view s) {
-      bound = bound || s == symbol || (symbol == "B" && s == "rows") ||
-              (symbol == "T" && s == "rows");
+      h = h || factor_of(s).symbol == f.symbol ||
+          (s == "rows" && (f.symbol == "B" || f.symbol == "T"));
     });
+    return h;
   };
   if (i == Spec::leader) return false;
-  look(Spec::leader);
-  for (std::size_t j = 0; j < i; ++j)
-    if (j != Spec::leader && !Spec::args[j].optional) look(j);
+  bool before = true, bound = false;
+  for (const std::size_t j : llmk::core::op::binding_order<Spec>()) {
+    if (j == i) {
+      before = false;
+    } else if ((before || f.k > 1) && (j == Spec::leader || !Spec::args[j].optional)) {
+      bound = bound || holds(j);
+    }
+  }
   return bound;
 }
 
@@ -81,9 +91,9 @@ std::vector<ArgSpec> spec_args(const SymbolSizes& sizes, Precision precision) {
     llmk::core::op::for_each_symbol(a.extents, [&](std::string_view x) { symbols.push_back(x); });
     if (!s.leader && !symbols.empty()) {
       s.defines_first_extent =
-          symbols.front() != "rows" && !detail::bound_before<Spec>(i, symbols.front());
+          symbols.front() != "rows" && !detail::bound_elsewhere<Spec>(i, symbols.front());
       s.defines_last_extent =
-          symbols.back() != "rows" && !detail::bound_before<Spec>(i, symbols.back());
+          symbols.back() != "rows" && !detail::bound_elsewhere<Spec>(i, symbols.back());
     }
     v.push_back(std::move(s));
   }

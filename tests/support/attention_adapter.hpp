@@ -6,6 +6,7 @@
 #pragma once
 
 #include "contract/operation.hpp"
+#include "contract/spec_adapter.hpp"
 #include "support/foreign_impls.hpp"
 #include "support/impl_params.hpp"
 
@@ -15,6 +16,7 @@
 #include <ops/attention_backward/reference/compare.hpp>
 #include <ops/attention_backward/reference/problem.hpp>
 #include <ops/attention_backward/reference/reference.hpp>
+#include <ops/attention_backward/spec.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -44,9 +46,8 @@ struct AttentionBackwardContract {
   static bool everywhere(Precision p) { return p != Precision::tf32; }
 
   // The configuration's name and math mode, as attention_backward's functions take them.
-  static const char* config(Precision p) {
-    return llmk::reference::precision_name(p == Precision::tf32 ? Precision::fp32 : p);
-  }
+  static Precision storage(Precision p) { return p == Precision::tf32 ? Precision::fp32 : p; }
+  static const char* config(Precision p) { return llmk::reference::precision_name(storage(p)); }
   static llmk::Math math(Precision p) {
     return p == Precision::tf32 ? llmk::Math::tf32 : llmk::Math::fp32;
   }
@@ -113,23 +114,13 @@ struct AttentionBackwardContract {
 
   // --- arguments, in the order of the entry points --------------------------------
 
-  enum Arg : std::size_t { dqkv, dout, qkv, att };
+  enum Arg : std::size_t { dqkv, dout, qkv, att };  // spec.hpp's order
 
+  // att is (B, NH, T, T) through every entry; it fixes B, NH and T (spec.hpp).
   static std::vector<ArgSpec> args(const Shape& s, Precision p) {
-    const std::int64_t B = s.B, T = s.T, M = s.M(), C = s.C, NH = s.NH;
-    const llmk::DType type =
-        p == Precision::bf16 ? llmk::DType::bf16 : llmk::DType::f32;  // one type for all
-    std::vector<ArgSpec> v(4);
-    v[dqkv] = {"dqkv", true, {M, 3 * C}, {B, T, 3 * C}, type};
-    v[dqkv].role = "dqkv";
-    v[dqkv].alignment = Alignment::Element;
-    v[dout] = {"dout", false, {M, C}, {B, T, C}, type};
-    v[qkv] = {"qkv", false, {M, 3 * C}, {B, T, 3 * C}, type};
-    v[qkv].alignment = Alignment::Element;
-    // att is (B, NH, T, T) through every entry; it fixes B, NH and T.
-    v[att] = {"att", false, {B, NH, T, T}, {B, NH, T, T}, type};
-    v[att].leader = true;
-    for (const Arg a : {dout, qkv, att}) v[a].group = v[a].role = "inputs";
+    std::vector<ArgSpec> v = contract::spec_args<llmk::op::attention_backward::Spec>(
+        {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"NH", s.NH}}, storage(p));
+    v[dqkv].alignment = v[qkv].alignment = Alignment::Element;
     return v;
   }
 

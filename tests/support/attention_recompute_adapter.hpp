@@ -8,6 +8,8 @@
 
 #include "support/attention_adapter.hpp"
 
+#include <ops/attention_backward_recompute/spec.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -70,26 +72,14 @@ struct AttentionBackwardRecomputeContract : AttentionBackwardContract {
 
   // --- arguments, in the order of the entry points --------------------------------
 
-  enum Arg : std::size_t { dqkv, dout, qkv, out, lse };
+  enum Arg : std::size_t { dqkv, dout, qkv, out, lse };  // spec.hpp's order
 
+  // lse is (B, NH, T) float through every entry; it fixes B, NH and T (spec.hpp).
   static std::vector<ArgSpec> args(const Shape& s, Precision p) {
-    const std::int64_t B = s.B, T = s.T, M = s.M(), C = s.C, NH = s.NH;
-    const llmk::DType type = p == Precision::bf16 ? llmk::DType::bf16 : llmk::DType::f32;
-    std::vector<ArgSpec> v(5);
-    v[dqkv] = {"dqkv", true, {M, 3 * C}, {B, T, 3 * C}, type};
-    v[dqkv].role = "dqkv";
-    v[dqkv].alignment = Alignment::Element;
-    v[dout] = {"dout", false, {M, C}, {B, T, C}, type};
-    v[qkv] = {"qkv", false, {M, 3 * C}, {B, T, 3 * C}, type};
+    std::vector<ArgSpec> v = contract::spec_args<llmk::op::attention_backward_recompute::Spec>(
+        {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"NH", s.NH}}, storage(p));
+    v[dqkv].alignment = v[lse].alignment = Alignment::Element;
     v[qkv].alignment = rows_aligned(s) ? Alignment::Allocation : Alignment::Element;
-    v[out] = {"out", false, {M, C}, {B, T, C}, type};
-    for (const Arg a : {dout, qkv, out}) v[a].group = v[a].role = "inputs";
-    // lse is (B, NH, T) float through every entry; it fixes B, NH and T.
-    v[lse] = {"lse", false, {B, NH, T}, {B, NH, T}, llmk::DType::f32};
-    v[lse].leader = true;
-    v[lse].role = "lse";
-    v[lse].float_only = true;  // const float* in the raw-pointer entry
-    v[lse].alignment = Alignment::Element;
     return v;
   }
 

@@ -39,13 +39,15 @@ class SymbolSizes {
   std::vector<std::pair<std::string_view, std::int64_t>> sizes_;
 };
 
-// An argument's extents: "rows" as M = B·T (rank 2) or as B, T (rank 3).
+// An argument's extents: "rows" as M = B·T (rank 2) or as B, T (rank 3),
+// "3C" as 3 × C.
 inline std::vector<std::int64_t> extents_of(std::string_view symbols, const SymbolSizes& s,
                                             bool rank3 = false) {
   std::vector<std::int64_t> e;
   for_each_symbol(symbols, [&](std::string_view symbol) {
     if (symbol != "rows") {
-      e.push_back(s[symbol]);
+      const Factor f = factor_of(symbol);
+      e.push_back(f.k * s[f.symbol]);
     } else if (rank3) {
       e.push_back(s["B"]), e.push_back(s["T"]);
     } else {

@@ -11,13 +11,14 @@
 //                             Math::fp32 without it)
 //   Op::check(bound, scalars...)  what the declaration cannot say (optional:
 //                             the classifier's V against Vp)
-// call<Op>(ctx, options, {args...}, scalars...) binds the arguments' extents to the
-// declared symbols, checks storage, memory and element types (each failure
+// call<Op>(ctx, options, {args...}, scalars...) binds the arguments' extents to
+// the declared symbols, checks storage, memory and element types (each failure
 // an std::invalid_argument naming the argument and what was expected, before
 // anything is written), matches the precision, picks the implementation and
 // runs it with the context (core/op/call.hpp).
 #pragma once
 
+#include <array>
 #include <core/checked.hpp>
 #include <core/op/call.hpp>
 #include <core/op/precision.hpp>
@@ -25,8 +26,6 @@
 #include <core/op/signature.hpp>
 #include <core/op/typed.hpp>
 #include <core/validate.hpp>
-
-#include <array>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -88,27 +87,36 @@ class Dims {
   int n_ = 0;
 };
 
-// A declaration's symbols in a call's form: "rows" as M (rank 2) or B, T.
+// A declaration's symbols in a call's form: "rows" as M (rank 2) or B, T;
+// "3C" as C with its multiplier 3.
 struct Symbols {
   std::array<std::string_view, 4> s{};
+  std::array<int, 4> k{};
   int n = 0;
 };
 inline Symbols expand(std::string_view extents, bool rank3) {
   Symbols out;
+  const auto add = [&](std::string_view symbol, int k) {
+    out.s[out.n] = symbol;
+    out.k[out.n++] = k;
+  };
   for_each_symbol(extents, [&](std::string_view sym) {
     if (sym == "rows" && rank3) {
-      out.s[out.n++] = "B";
-      out.s[out.n++] = "T";
+      add("B", 1), add("T", 1);
+    } else if (sym == "rows") {
+      add("M", 1);
     } else {
-      out.s[out.n++] = sym == "rows" ? "M" : sym;
+      const Factor f = factor_of(sym);
+      add(f.symbol, f.k);
     }
   });
   return out;
 }
-// "(B, T, C)"
+// "(B, T, 3C)"
 inline std::string symbols_string(const Symbols& s) {
   std::string text = "(";
-  for (int i = 0; i < s.n; ++i) text += (i ? ", " : "") + std::string(s.s[i]);
+  for (int i = 0; i < s.n; ++i)
+    text += (i ? ", " : "") + (s.k[i] > 1 ? std::to_string(s.k[i]) : "") + std::string(s.s[i]);
   return text + ")";
 }
 
@@ -149,29 +157,63 @@ struct BoundCall {
 }
 
 // Binds the symbols of argument `a` that no earlier argument bound (it must
-// then have the declaration's rank), and checks it against the others.
-inline void bind_extents(const char* op, const detail::ArgInfo& a, const Symbols& sym, Dims& dims) {
+// then have the declaration's rank); a multiple ("3C") only where the extent
+// is one, else it is left to the next argument that holds it.
+inline void bind_symbols(const char* op, const detail::ArgInfo& a, const Symbols& sym, Dims& dims) {
   bool unbound = false;
   for (int i = 0; i < sym.n; ++i) unbound = unbound || !dims.find(sym.s[i]);
-  if (unbound) {
-    if (a.rank != sym.n) refuse_rank(op, a, "rank " + std::to_string(sym.n) + " " + symbols_string(sym));
-    for (int i = 0; i < sym.n; ++i)
-      if (!dims.find(sym.s[i])) dims.bind(sym.s[i], a.extents[i], a.name);
-  }
+  if (!unbound) return;
+  if (a.rank != sym.n)
+    refuse_rank(op, a, "rank " + std::to_string(sym.n) + " " + symbols_string(sym));
+  for (int i = 0; i < sym.n; ++i)
+    if (!dims.find(sym.s[i]) && a.extents[i] % sym.k[i] == 0)
+      dims.bind(sym.s[i], a.extents[i] / sym.k[i], a.name);
+}
+
+// Checks argument `a` against the bound sizes, naming where each came from.
+inline void check_extents(const char* op, const detail::ArgInfo& a, const Symbols& sym,
+                          const Dims& dims) {
   bool ok = a.rank == sym.n;
   std::string values = "(", sources;
   for (int i = 0; i < sym.n; ++i) {
-    const index_t v = dims[sym.s[i]];
-    ok = ok && a.extents[i] == v;
-    values += (i ? ", " : "") + std::to_string(v);
+    const index_t* v = dims.find(sym.s[i]);
+    if (!v)  // only multiples held it, none a multiple
+      refuse_rank(op, a,
+                  symbols_string(sym) + " with " + std::to_string(sym.k[i]) +
+                      std::string(sym.s[i]) + " a multiple of " + std::to_string(sym.k[i]));
+    ok = ok && a.extents[i] == sym.k[i] * *v;
+    values += (i ? ", " : "") + std::to_string(sym.k[i] * *v);
     const std::string_view from = dims.source(sym.s[i]);
     if (from != a.name)
-      sources += (sources.empty() ? "" : ", ") + std::string(sym.s[i]) + " from " + std::string(from);
+      sources +=
+          (sources.empty() ? "" : ", ") + std::string(sym.s[i]) + " from " + std::string(from);
   }
   if (!ok) {
-    refuse_rank(op, a, symbols_string(sym) + " = " + values + ")" +
-                           (sources.empty() ? "" : " (" + sources + ")"));
+    refuse_rank(
+        op, a,
+        symbols_string(sym) + " = " + values + ")" + (sources.empty() ? "" : " (" + sources + ")"));
   }
+}
+
+// The form of a call: "rows" as M or as B, T, decided by the rank of the
+// leader, or where the leader has no rows (attention's att) of the first
+// present argument in binding order that has.
+template <class Op, class ExecSpace, std::size_t N>
+bool is_rank3(const BoundCall<ExecSpace, N>& b) {
+  std::size_t form = Op::leader;
+  if (!has_rows(Op::args[Op::leader].extents))
+    for (const std::size_t i : binding_order<Op>())
+      if (form == Op::leader && b.present[i] && has_rows(Op::args[i].extents)) form = i;
+  const Symbols as2 = expand(Op::args[form].extents, false),
+                as3 = expand(Op::args[form].extents, true);
+  const detail::ArgInfo& f = b.args[form].info;
+  if (f.rank == as3.n && as3.n != as2.n) return true;
+  if (f.rank != as2.n)
+    refuse_rank(Op::name, f,
+                as3.n != as2.n ? "rank " + std::to_string(as2.n) + " " + symbols_string(as2) +
+                                     " or rank " + std::to_string(as3.n) + " " + symbols_string(as3)
+                               : "rank " + std::to_string(as2.n) + " " + symbols_string(as2));
+  return false;
 }
 
 // The call's arguments checked against Op's declaration (see the top).
@@ -185,25 +227,22 @@ BoundCall<ExecSpace, N> bind(const std::array<Operand, N>& given) {
     b.args[i].info.is_output = Op::args[i].output();
     b.present[i] = !(Op::args[i].optional && b.args[i].size() == 0);
   }
-  // The leader's rank decides the form: "rows" as M, or as B, T.
+  // The leader binds first; B and T make M = B·T where "rows" are B, T.
   const Arg& lead = Op::args[Op::leader];
   const detail::ArgInfo& l = b.args[Op::leader].info;
-  const Symbols as2 = expand(lead.extents, false), as3 = expand(lead.extents, true);
-  if (l.rank == as3.n && as3.n != as2.n) {
-    b.rank3 = true;
-  } else if (l.rank != as2.n) {
-    refuse_rank(Op::name, l,
-                as3.n != as2.n ? "rank " + std::to_string(as2.n) + " " + symbols_string(as2) +
-                                     " or rank " + std::to_string(as3.n) + " " + symbols_string(as3)
-                               : "rank " + std::to_string(as2.n) + " " + symbols_string(as2));
-  }
-  bind_extents(Op::name, l, b.rank3 ? as3 : as2, b.dims);
-  if (b.rank3 && has_rows(lead.extents))
+  const bool rows_lead = has_rows(lead.extents);
+  if (rows_lead) b.rank3 = is_rank3<Op>(b);
+  bind_symbols(Op::name, l, expand(lead.extents, b.rank3), b.dims);
+  if (!b.dims.find("M") && b.dims.find("B") && b.dims.find("T"))
     b.dims.bind("M", checked_product(b.dims["B"], b.dims["T"], Op::name, "M = B·T"), l.name);
-  for (std::size_t i = 0; i < N; ++i) {
-    if (i == std::size_t(Op::leader) || !b.present[i]) continue;
-    bind_extents(Op::name, b.args[i].info, expand(Op::args[i].extents, b.rank3), b.dims);
-  }
+  if (!rows_lead) b.rank3 = is_rank3<Op>(b);
+  constexpr auto order = binding_order<Op>();
+  for (const std::size_t i : order)
+    if (b.present[i])
+      bind_symbols(Op::name, b.args[i].info, expand(Op::args[i].extents, b.rank3), b.dims);
+  for (const std::size_t i : order)
+    if (b.present[i])
+      check_extents(Op::name, b.args[i].info, expand(Op::args[i].extents, b.rank3), b.dims);
   // Storage and memory; an output that is exactly the input it may replace
   // (Arg::in_place_of) is checked once, as the output.
   for (std::size_t i = 0; i < N; ++i) {
@@ -244,11 +283,11 @@ void check_shared_types(const BoundCall<ExecSpace, N>& b) {
       if (first == N && b.present[j] && b.args[j].size() != 0) first = j;
     }
     if (first < i && b.args[i].dtype != b.args[first].dtype)
-      throw std::invalid_argument(
-          std::string(Op::name) + ": argument '" + std::string(a.name) + "' is " +
-          dtype_name(b.args[i].dtype) + " but " + std::string(Op::args[first].name) + " is " +
-          dtype_name(b.args[first].dtype) + "; the " + std::string(a.role) + " (" + group +
-          ") share one element type");
+      throw std::invalid_argument(std::string(Op::name) + ": argument '" + std::string(a.name) +
+                                  "' is " + dtype_name(b.args[i].dtype) + " but " +
+                                  std::string(Op::args[first].name) + " is " +
+                                  dtype_name(b.args[first].dtype) + "; the " + std::string(a.role) +
+                                  " (" + group + ") share one element type");
   }
 }
 

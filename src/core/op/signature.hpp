@@ -8,13 +8,20 @@
 //   rows   the call's rows: M through a rank-2 call, B T through a rank-3 one
 //          (the leader's rank decides which, and every argument follows it)
 //   other  a size of the call: the first present argument that holds it binds
-//          it (the leader first, then the list's order), the others must agree
-// e.g. layer norm: dout "rows C" (the leader), weight "C", mean "rows".
+//          it (the leader first, then Spec::binding's order where the spec
+//          has one, else the list's), the others must agree
+//   3C     a multiple of a size: binds C = extent / 3 where the extent is a
+//          multiple of 3, else leaves C to the next argument that holds it
+//          (which then tells what this one should have been)
+// e.g. layer norm: dout "rows C" (the leader), weight "C", mean "rows";
+// attention: att "B NH T T" (the leader, without rows: its B and T make
+// M = B·T), qkv "rows 3C", dout "rows C".
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <string_view>
+#include <type_traits>
 
 namespace llmk::core::op {
 
@@ -80,6 +87,21 @@ constexpr void for_each_symbol(std::string_view extents, F&& f) {
   }
 }
 
+// A symbol's multiplier and the size it multiplies: "3C" is 3 × "C", "C" 1 × "C".
+struct Factor {
+  int k = 1;
+  std::string_view symbol;
+};
+constexpr Factor factor_of(std::string_view symbol) {
+  Factor f{0, symbol};
+  std::size_t i = 0;
+  for (; i < symbol.size() && symbol[i] >= '0' && symbol[i] <= '9'; ++i)
+    f.k = 10 * f.k + (symbol[i] - '0');
+  f.symbol = symbol.substr(i);
+  if (i == 0) f.k = 1;
+  return f;
+}
+
 constexpr bool has_rows(std::string_view extents) {
   bool rows = false;
   for_each_symbol(extents, [&](std::string_view s) { rows = rows || s == "rows"; });
@@ -93,6 +115,30 @@ constexpr std::size_t arg_index(const std::array<Arg, N>& args, std::string_view
   for (std::size_t i = 0; i < N; ++i)
     if (args[i].name == name) return i;
   throw "no argument of that name";
+}
+
+// The order in which a spec's arguments bind its sizes: Spec::binding where
+// it declares one (attention: qkv's 3C before dout's C), else the leader,
+// then the list's order.
+template <class Spec, class = void>
+struct has_binding : std::false_type {};
+template <class Spec>
+struct has_binding<Spec, std::void_t<decltype(Spec::binding)>> : std::true_type {};
+
+template <class Spec>
+constexpr std::array<std::size_t, Spec::args.size()> binding_order() {
+  if constexpr (has_binding<Spec>::value) {
+    static_assert(Spec::binding.size() == Spec::args.size() && Spec::binding[0] == Spec::leader,
+                  "Spec::binding lists every argument once, the leader first");
+    return Spec::binding;
+  } else {
+    std::array<std::size_t, Spec::args.size()> order{};
+    std::size_t n = 0;
+    order[n++] = Spec::leader;
+    for (std::size_t i = 0; i < Spec::args.size(); ++i)
+      if (i != Spec::leader) order[n++] = i;
+    return order;
+  }
 }
 
 }  // namespace llmk::core::op

@@ -1,29 +1,48 @@
 // The attention backward as the shared framework sees it (core/op/): its
-// implementations in the order "auto" prefers them, its precisions, the
-// limits its sizes meet, and what a call without work still writes.
+// declaration (spec.hpp), its implementations in the order "auto" prefers
+// them, the limits its sizes meet, what the declaration cannot say (the
+// heads, the counts that must not overflow) and its typed problem.
 #pragma once
 
+#include <core/checked.hpp>
 #include <core/op/call.hpp>
-#include <core/op/typed.hpp>
+#include <core/op/entry.hpp>
 #include <core/registry.hpp>
 #include <ops/attention_backward/cublas.hpp>
+#include <ops/attention_backward/heads.hpp>
 #include <ops/attention_backward/materialized.hpp>
 #include <ops/attention_backward/naive.hpp>
 
 #include <algorithm>
+#include <string>
 
 namespace llmk::op::attention_backward {
 
-// "cublas" (Cuda, cuBLAS's strided-batched GEMMs) first where it is
-// compiled; "materialized" does the products with the portable tiled GEMM;
-// "naive" is the baseline (a factor HS more multiply-adds, and no T × T
-// workspace).
-using Implementations = core::ImplList<Cublas, Materialized, Naive>;
+// B, T, C, NH of a call, checked: NH ≥ 1 and a divisor of C, and every
+// array's element count (and each per-sequence count, which B = 0 would
+// hide) within core::kMaxElements. `c_from` and `nh_from` say where C and NH
+// came from, for the messages.
+inline void check_sizes(index_t B, index_t T, index_t C, index_t NH, const std::string& c_from,
+                        const std::string& nh_from) {
+  using core::checked_product;
+  attention::check_some_heads(kOpName, NH, nh_from);
+  const index_t M = checked_product(B, T, kOpName, "M = B·T");
+  const index_t C3 = checked_product(3, C, kOpName, "3C");
+  checked_product(M, C3, kOpName, "the elements of qkv and dqkv, B·T·3C");
+  checked_product(T, C3, kOpName, "T·3C, qkv's elements per sequence");
+  const index_t NHT = checked_product(NH, T, kOpName, "NH·T");
+  checked_product(NHT, T, kOpName, "NH·T·T, att's elements per sequence");
+  checked_product(checked_product(B, NHT, kOpName, "B·NH·T"), T, kOpName,
+                  "the elements of att, B·NH·T·T");
+  attention::check_heads_divide(kOpName, C, NH, c_from, nh_from);
+}
 
-struct Op {
-  static constexpr const char* name = kOpName;
-  using Implementations = attention_backward::Implementations;
-  using Precisions = attention_backward::Precisions;
+struct Op : Spec, attention::Heads {
+  // "cublas" (Cuda, cuBLAS's strided-batched GEMMs) first where it is
+  // compiled; "materialized" does the products with the portable tiled
+  // GEMM; "naive" is the baseline (a factor HS more multiply-adds, and no
+  // T × T workspace).
+  using Implementations = core::ImplList<Cublas, Materialized, Naive>;
   using Sizes = attention_backward::Sizes;
   using Info = AttentionBackwardImplInfo;
 
@@ -33,15 +52,27 @@ struct Op {
     return {std::max(s.NH * s.T * s.T, s.T * 3 * s.C), {}, {"(none)", 0}};
   }
 
-  // dqkv has no elements: nothing to compute, nothing to write.
-  static bool is_empty(const Sizes& s) { return s.M == 0 || s.T == 0 || s.C == 0; }
-  template <class ExecSpace, class P>
-  static void empty_workspace(core::WorkspaceSize&, const Sizes&) {}
-  template <class ExecSpace, class P>
-  static void run_empty(Call<ExecSpace>&, const Problem<ExecSpace, P>&) {}
+  template <class Bound>
+  static void check(const Bound& b) {
+    check_sizes(b["B"], b["T"], b["C"], b["NH"], attention::from(b, "C"),
+                "att's extent 1, the heads");
+  }
 
-  template <class I>
-  static void describe(Info&) {}
+  template <class ExecSpace, class P, class Bound>
+  static Problem<ExecSpace, P> problem(const Bound& b, const Options& options) {
+    using In = const typename P::in;
+    Problem<ExecSpace, P> p;
+    auto& a = p.args;
+    a.dqkv = b.template data<typename P::dqkv>(dqkv);
+    a.dout = b.template data<In>(dout);
+    a.qkv = b.template data<In>(qkv);
+    a.att = b.template data<In>(att);
+    a.B = b["B"], a.T = b["T"], a.C = b["C"], a.NH = b["NH"];
+    a.alpha = kernels::attention_scale(a.C / a.NH);
+    a.overwrite = options.dqkv_update == Update::overwrite;
+    p.M = a.B;
+    return p;
+  }
 };
 
 }  // namespace llmk::op::attention_backward

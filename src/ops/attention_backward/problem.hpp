@@ -7,11 +7,10 @@
 #include <core/op/impl_traits.hpp>
 #include <kernels/attention_backward.hpp>
 #include <llmk/attention_backward.hpp>
-#include <ops/attention_backward/precisions.hpp>
+#include <ops/attention_backward/spec.hpp>
 
 namespace llmk::op::attention_backward {
 
-inline constexpr const char* kOpName = "llmk::attention_backward";
 
 // The sizes of a call, all that decides the workspace it needs. M is B, the
 // batch of sequences: the framework's chunks (core/op/call.hpp) are whole

@@ -8,11 +8,10 @@
 #include <kernels/attention_backward.hpp>  // attention_scale
 #include <kernels/attention_flash.hpp>
 #include <llmk/attention_backward.hpp>
-#include <ops/attention_backward_recompute/precisions.hpp>
+#include <ops/attention_backward_recompute/spec.hpp>
 
 namespace llmk::op::attention_backward_recompute {
 
-inline constexpr const char* kOpName = "llmk::attention_backward_recompute";
 
 // The sizes of a call, all that decides the workspace it needs; M is B, the
 // batch of sequences (the framework's chunks are whole sequences).
