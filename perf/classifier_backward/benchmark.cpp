@@ -15,6 +15,7 @@ namespace {
 namespace ref = reference::classifier;
 
 struct Description {
+  using Tag = ClassifierBackward;
   using Spec = op::classifier_backward::Spec;
   using Options = classifier_backward::Options;
   using Shape = ref::Shape;
@@ -23,13 +24,6 @@ struct Description {
   static constexpr const char* title = "classifier backward";
   static constexpr const char* unit = "row";
   static constexpr bool in_place = true;  // as llm.c trains
-
-  static const auto& impls() { return classifier_backward_impls(); }
-  static const auto& precision_names() { return classifier_backward_precisions(); }
-  template <class S>
-  static bool available(const std::string& impl) { return classifier_backward_available<S>(impl); }
-  template <class S>
-  static std::string auto_impl(const std::string& p) { return classifier_backward_auto_impl<S>(p); }
 
   static Shape shape(const Options& opt) {
     check_product({opt.B, opt.T, opt.Vp}, "B·T·Vp");

@@ -17,6 +17,7 @@ namespace ref = reference::encoder;
 constexpr std::uint32_t kSeed = 2024;
 
 struct Description {
+  using Tag = EncoderBackward;
   using Spec = op::encoder_backward::Spec;
   using Options = encoder_backward::Options;
   using CallOptions = EncoderBackwardOptions;
@@ -25,13 +26,6 @@ struct Description {
   using Peer = encoder_backward::Peer;
   static constexpr const char* title = "encoder backward";
   static constexpr const char* unit = "sequence";
-
-  static const auto& impls() { return encoder_backward_impls(); }
-  static const auto& precision_names() { return encoder_backward_precisions(); }
-  template <class S>
-  static bool available(const std::string& impl) { return encoder_backward_available<S>(impl); }
-  template <class S>
-  static std::string auto_impl(const std::string& p) { return encoder_backward_auto_impl<S>(p); }
 
   static Shape shape(const Options& opt) {
     check_product({opt.B, opt.T, opt.C}, "B·T·C");

@@ -16,6 +16,7 @@ namespace {
 namespace ref = reference::gelu;
 
 struct Description {
+  using Tag = GeluBackward;
   using Spec = op::gelu_backward::Spec;
   using Options = gelu_backward::Options;
   using CallOptions = GeluBackwardOptions;
@@ -24,13 +25,6 @@ struct Description {
   using Peer = gelu_backward::Peer;
   static constexpr const char* title = "gelu backward";
   static constexpr const char* unit = "row";
-
-  static const auto& impls() { return gelu_backward_impls(); }
-  static const auto& precision_names() { return gelu_backward_precisions(); }
-  template <class S>
-  static bool available(const std::string& impl) { return gelu_backward_available<S>(impl); }
-  template <class S>
-  static std::string auto_impl(const std::string& p) { return gelu_backward_auto_impl<S>(p); }
 
   static Shape shape(const Options& opt) {
     check_product({opt.B, opt.T, opt.C}, "B·T·C");

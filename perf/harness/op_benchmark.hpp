@@ -10,7 +10,7 @@
 //   using Shape, Problem;  the reference's shape and host problem
 //   using Peer;        perf::Peer<its PeerArgs> (peers.hpp)
 //   title, unit        "gelu backward"; "row" or "sequence" (what probes take parts of)
-//   impls(), precision_names(), available<S>(impl), auto_impl<S>(precision): llmk's queries
+//   using Tag;         its tag in llmk's generic queries (llmk/operation.hpp: impls<Tag>(), ...)
 //   shape(opt)         the run's shape (std::invalid_argument for sizes that overflow)
 //   sizes(shape)       its sizes by symbol (Spec's extents)
 //   units(shape), part(sizes, n)   the units, and the sizes of the first n of them
@@ -110,8 +110,9 @@ struct has_judge<D, std::void_t<typename D::Kept>> : std::true_type {};
 // The operation's implementations on every backend of this build.
 template <class D>
 const Implementations& implementations_of() {
-  static const Implementations impls(D::impls(), [](auto space, const std::string& name) {
-    return D::template available<typename decltype(space)::type>(name);
+  using Tag = typename D::Tag;
+  static const Implementations impls(llmk::impls<Tag>(), [](auto space, const std::string& name) {
+    return llmk::available<Tag, typename decltype(space)::type>(name);
   });
   return impls;
 }
@@ -123,7 +124,7 @@ void add_selection_options(CLI::App& app, typename D::Options& opt) {
   app.add_option("--impl", opt.impls, impls.option_help())
       ->capture_default_str()
       ->check(impls.validator());
-  const std::vector<std::string>& names = D::precision_names();
+  const std::vector<std::string>& names = llmk::precisions<typename D::Tag>();
   app.add_option("--precision", opt.precisions,
                  "comma list of " + join(names) +
                      ", or 'all': each implementation and peer gets a row for each of them it runs")
@@ -158,7 +159,7 @@ class OpBenchmark {
     suite.ceiling_label = "copy";
     suite.vs_column = false;
     std::string sizes;
-    for (reference::Precision p : select_precisions(opt_.precisions, D::precision_names())) {
+    for (reference::Precision p : select_precisions(opt_.precisions, llmk::precisions<typename D::Tag>())) {
       const std::string name = reference::precision_name(p);
       suite.precisions.push_back(name);
       char mb[64];
@@ -182,8 +183,10 @@ class OpBenchmark {
     reference::Precision p;
     if (!reference::parse_precision(name, p))
       throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
-    const auto rules = declared_rules<Peer>(implementations_of<D>(), opt_.impls != "all",
-                                            D::template auto_impl<ExecSpace>);
+    const auto rules = declared_rules<Peer>(
+        implementations_of<D>(), opt_.impls != "all", [](const std::string& precision) {
+          return llmk::auto_impl<typename D::Tag, ExecSpace>(precision);
+        });
     const std::vector<Planned> planned =
         plan_rows(name, ExecSpace::name(), impls_, peers_, env.opt.peers, rules);
     if (planned.empty()) {

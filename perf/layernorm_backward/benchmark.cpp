@@ -17,6 +17,7 @@ namespace {
 namespace ref = reference::layernorm;
 
 struct Description {
+  using Tag = LayernormBackward;
   using Spec = op::layernorm_backward::Spec;
   using Options = layernorm_backward::Options;
   using CallOptions = LayernormBackwardOptions;
@@ -25,13 +26,6 @@ struct Description {
   using Peer = layernorm_backward::Peer;
   static constexpr const char* title = "layernorm backward";
   static constexpr const char* unit = "row";
-
-  static const auto& impls() { return layernorm_backward_impls(); }
-  static const auto& precision_names() { return layernorm_backward_precisions(); }
-  template <class S>
-  static bool available(const std::string& impl) { return layernorm_backward_available<S>(impl); }
-  template <class S>
-  static std::string auto_impl(const std::string& p) { return layernorm_backward_auto_impl<S>(p); }
 
   static Shape shape(const Options& opt) {
     check_product({opt.B, opt.T, opt.C}, "B·T·C");

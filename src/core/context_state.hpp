@@ -92,12 +92,6 @@ class ContextState {
   std::map<std::type_index, std::shared_ptr<void>> resources_;
 };
 
-// The context of an instance for the overloads that take an execution-space
-// instance: one per instance_key (compat.hpp), made on first use, released at
-// Kokkos::finalize. Defined in core/context.cpp.
-template <class ExecSpace>
-Context<ExecSpace> implicit_context(const ExecSpace& exec);
-
 // Kokkos 3's host instances share their state (compat::instances_share_state):
 // calls on them are serialized by this lock, whatever their contexts.
 template <class ExecSpace>

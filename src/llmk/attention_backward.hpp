@@ -87,19 +87,35 @@ struct AttentionBackwardOptions {
 
 using AttentionBackwardImplInfo = ImplInfo;
 
+// The operation as llmk's generic queries name it: impls<AttentionBackward>(),
+// available<AttentionBackward, Space>(impl), ... (llmk/operation.hpp).
+struct AttentionBackward {
+  using Options = AttentionBackwardOptions;
+  using ImplInfo = AttentionBackwardImplInfo;
+};
+extern template struct OpQueries<AttentionBackward>;  // instantiated in the library
+
 // Every implementation llmk knows, compiled into this build or not, in the
 // order "auto" prefers them.
-const std::vector<AttentionBackwardImplInfo>& attention_backward_impls();
+inline const std::vector<AttentionBackwardImplInfo>& attention_backward_impls() {
+  return impls<AttentionBackward>();
+}
 // The precision configurations: "fp32", "bf16".
-const std::vector<std::string>& attention_backward_precisions();
+inline const std::vector<std::string>& attention_backward_precisions() {
+  return precisions<AttentionBackward>();
+}
 // Whether `impl` ("auto" included) is compiled in and runs on ExecSpace.
 template <class ExecSpace>
-bool attention_backward_available(std::string_view impl);
+bool attention_backward_available(std::string_view impl) {
+  return available<AttentionBackward, ExecSpace>(impl);
+}
 // The implementation that "auto" stands for on ExecSpace, for a precision and
 // math mode.
 template <class ExecSpace>
 std::string attention_backward_auto_impl(std::string_view precision = "fp32",
-                                         Math math = Math::fp32);
+                                         Math math = Math::fp32) {
+  return auto_impl<AttentionBackward, ExecSpace>(precision, math);
+}
 // Bytes of workspace a call with these sizes needs (Context::use_workspace).
 // "materialized" holds B·NH·T·T floats (datt, then dpreatt); "cublas"
 // two B·NH·T·T arrays of the inputs' type (8 bytes per element in fp32, 4
@@ -129,23 +145,45 @@ void attention_backward(Context<ExecSpace>& ctx, BufferRef dqkv, ConstBufferRef 
 template <class ExecSpace>
 void attention_backward(const ExecSpace& exec, const Out<ExecSpace>& dqkv,
                         const In<ExecSpace>& dout, const In<ExecSpace>& qkv,
-                        const In<ExecSpace>& att, const AttentionBackwardOptions& options = {});
+                        const In<ExecSpace>& att, const AttentionBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  attention_backward(ctx, dqkv, dout, qkv, att, options);
+}
 template <class ExecSpace>
 void attention_backward(const ExecSpace& exec, BufferRef dqkv, ConstBufferRef dout,
                         ConstBufferRef qkv, ConstBufferRef att, index_t B, index_t T, index_t C,
-                        index_t NH, const AttentionBackwardOptions& options = {});
+                        index_t NH, const AttentionBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  attention_backward(ctx, dqkv, dout, qkv, att, B, T, C, NH, options);
+}
 
 // --- the recompute variant ------------------------------------------------------
 
+// The operation as llmk's generic queries name it: impls<AttentionBackwardRecompute>(),
+// available<AttentionBackwardRecompute, Space>(impl), ... (llmk/operation.hpp).
+struct AttentionBackwardRecompute {
+  using Options = AttentionBackwardOptions;
+  using ImplInfo = AttentionBackwardImplInfo;
+};
+extern template struct OpQueries<AttentionBackwardRecompute>;  // instantiated in the library
+
 // Its implementations ("flash"), precisions, availability, "auto" and
 // workspace, as the queries above. The workspace is D, B·NH·T floats.
-const std::vector<AttentionBackwardImplInfo>& attention_backward_recompute_impls();
-const std::vector<std::string>& attention_backward_recompute_precisions();
+inline const std::vector<AttentionBackwardImplInfo>& attention_backward_recompute_impls() {
+  return impls<AttentionBackwardRecompute>();
+}
+inline const std::vector<std::string>& attention_backward_recompute_precisions() {
+  return precisions<AttentionBackwardRecompute>();
+}
 template <class ExecSpace>
-bool attention_backward_recompute_available(std::string_view impl);
+bool attention_backward_recompute_available(std::string_view impl) {
+  return available<AttentionBackwardRecompute, ExecSpace>(impl);
+}
 template <class ExecSpace>
 std::string attention_backward_recompute_auto_impl(std::string_view precision = "fp32",
-                                                   Math math = Math::fp32);
+                                                   Math math = Math::fp32) {
+  return auto_impl<AttentionBackwardRecompute, ExecSpace>(precision, math);
+}
 template <class ExecSpace>
 std::size_t attention_backward_recompute_workspace_bytes(
     index_t B, index_t T, index_t C, index_t NH, const AttentionBackwardOptions& options = {},
@@ -173,11 +211,17 @@ template <class ExecSpace>
 void attention_backward_recompute(const ExecSpace& exec, const Out<ExecSpace>& dqkv,
                                   const In<ExecSpace>& dout, const In<ExecSpace>& qkv,
                                   const In<ExecSpace>& out, const In<ExecSpace>& lse,
-                                  const AttentionBackwardOptions& options = {});
+                                  const AttentionBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  attention_backward_recompute(ctx, dqkv, dout, qkv, out, lse, options);
+}
 template <class ExecSpace>
 void attention_backward_recompute(const ExecSpace& exec, BufferRef dqkv, ConstBufferRef dout,
                                   ConstBufferRef qkv, ConstBufferRef out, const float* lse,
                                   index_t B, index_t T, index_t C, index_t NH,
-                                  const AttentionBackwardOptions& options = {});
+                                  const AttentionBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  attention_backward_recompute(ctx, dqkv, dout, qkv, out, lse, B, T, C, NH, options);
+}
 
 }  // namespace llmk

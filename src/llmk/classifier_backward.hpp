@@ -110,17 +110,33 @@ using Targets = TargetsRef<typename detail::NoDeduce<ExecSpace>::type>;
 template <class ExecSpace>
 using Dloss = DlossRef<typename detail::NoDeduce<ExecSpace>::type>;
 
+// The operation as llmk's generic queries name it: impls<ClassifierBackward>(),
+// available<ClassifierBackward, Space>(impl), ... (llmk/operation.hpp).
+struct ClassifierBackward {
+  using Options = ClassifierBackwardOptions;
+  using ImplInfo = ClassifierBackwardImplInfo;
+};
+extern template struct OpQueries<ClassifierBackward>;  // instantiated in the library
+
 // Every implementation llmk knows, compiled into this build or not, in the
 // order "auto" prefers them.
-const std::vector<ClassifierBackwardImplInfo>& classifier_backward_impls();
+inline const std::vector<ClassifierBackwardImplInfo>& classifier_backward_impls() {
+  return impls<ClassifierBackward>();
+}
 // The precision configurations: "fp32", "bf16".
-const std::vector<std::string>& classifier_backward_precisions();
+inline const std::vector<std::string>& classifier_backward_precisions() {
+  return precisions<ClassifierBackward>();
+}
 // Whether `impl` ("auto" included) is compiled in and runs on ExecSpace.
 template <class ExecSpace>
-bool classifier_backward_available(std::string_view impl);
+bool classifier_backward_available(std::string_view impl) {
+  return available<ClassifierBackward, ExecSpace>(impl);
+}
 // The implementation that "auto" stands for on ExecSpace and a precision.
 template <class ExecSpace>
-std::string classifier_backward_auto_impl(std::string_view precision = "fp32");
+std::string classifier_backward_auto_impl(std::string_view precision = "fp32") {
+  return auto_impl<ClassifierBackward, ExecSpace>(precision);
+}
 // Bytes of workspace a call with these sizes needs (none today).
 template <class ExecSpace>
 std::size_t classifier_backward_workspace_bytes(index_t M, index_t V, index_t Vp,
@@ -150,11 +166,17 @@ template <class ExecSpace>
 void classifier_backward(const ExecSpace& exec, const Out<ExecSpace>& dlogits,
                          const Out<ExecSpace>& losses, const In<ExecSpace>& logits,
                          const Targets<ExecSpace>& targets, const Dloss<ExecSpace>& dloss,
-                         index_t V, const ClassifierBackwardOptions& options = {});
+                         index_t V, const ClassifierBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  classifier_backward(ctx, dlogits, losses, logits, targets, dloss, V, options);
+}
 template <class ExecSpace>
 void classifier_backward(const ExecSpace& exec, BufferRef dlogits, float* losses,
                          ConstBufferRef logits, const std::int32_t* targets,
                          const Dloss<ExecSpace>& dloss, index_t B, index_t T, index_t V,
-                         index_t Vp, const ClassifierBackwardOptions& options = {});
+                         index_t Vp, const ClassifierBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  classifier_backward(ctx, dlogits, losses, logits, targets, dloss, B, T, V, Vp, options);
+}
 
 }  // namespace llmk

@@ -77,4 +77,13 @@ class Context {
   std::shared_ptr<detail::ContextState<ExecSpace>> state_;
 };
 
+namespace detail {
+// The context of an instance, for the entry points that take an
+// execution-space instance (each operation's header defines them with it):
+// one per instance (compat.hpp's instance_key), made on first use, released
+// at Kokkos::finalize. Defined in core/context.cpp.
+template <class ExecSpace>
+Context<ExecSpace> implicit_context(const ExecSpace& exec);
+}  // namespace detail
+
 }  // namespace llmk

@@ -68,13 +68,29 @@ template <class ExecSpace>
 using TokensView = Kokkos::View<const int**, Kokkos::LayoutRight, typename ExecSpace::memory_space,
                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-const std::vector<EncoderBackwardImplInfo>& encoder_backward_impls();
+// The operation as llmk's generic queries name it: impls<EncoderBackward>(),
+// available<EncoderBackward, Space>(impl), ... (llmk/operation.hpp).
+struct EncoderBackward {
+  using Options = EncoderBackwardOptions;
+  using ImplInfo = EncoderBackwardImplInfo;
+};
+extern template struct OpQueries<EncoderBackward>;  // instantiated in the library
+
+inline const std::vector<EncoderBackwardImplInfo>& encoder_backward_impls() {
+  return impls<EncoderBackward>();
+}
 // "fp32", "bf16", "bf16-fp32grad".
-const std::vector<std::string>& encoder_backward_precisions();
+inline const std::vector<std::string>& encoder_backward_precisions() {
+  return precisions<EncoderBackward>();
+}
 template <class ExecSpace>
-bool encoder_backward_available(std::string_view impl);
+bool encoder_backward_available(std::string_view impl) {
+  return available<EncoderBackward, ExecSpace>(impl);
+}
 template <class ExecSpace>
-std::string encoder_backward_auto_impl(std::string_view precision = "fp32");
+std::string encoder_backward_auto_impl(std::string_view precision = "fp32") {
+  return auto_impl<EncoderBackward, ExecSpace>(precision);
+}
 // Bytes of workspace a call needs (Context::use_workspace): the sort of the
 // B·T positions by token ("sorted": 4·(3·V + 4·B·T + 4) bytes; "block_sort":
 // 4·(V + 7·B·T + 2)), and the sums of the runs of the tokens at more than 32
@@ -105,10 +121,16 @@ template <class ExecSpace>
 void encoder_backward(const ExecSpace& exec, const Out<ExecSpace>& dwte,
                       const Out<ExecSpace>& dwpe, const In<ExecSpace>& dout,
                       const TokensView<typename detail::NoDeduce<ExecSpace>::type>& tokens,
-                      const EncoderBackwardOptions& options = {});
+                      const EncoderBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  encoder_backward(ctx, dwte, dwpe, dout, tokens, options);
+}
 template <class ExecSpace>
 void encoder_backward(const ExecSpace& exec, BufferRef dwte, BufferRef dwpe, ConstBufferRef dout,
                       const int* tokens, index_t B, index_t T, index_t C, index_t V,
-                      const EncoderBackwardOptions& options = {});
+                      const EncoderBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  encoder_backward(ctx, dwte, dwpe, dout, tokens, B, T, C, V, options);
+}
 
 }  // namespace llmk

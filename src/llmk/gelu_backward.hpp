@@ -53,17 +53,33 @@ struct GeluBackwardOptions {
 
 using GeluBackwardImplInfo = ImplInfo;
 
+// The operation as llmk's generic queries name it: impls<GeluBackward>(),
+// available<GeluBackward, Space>(impl), ... (llmk/operation.hpp).
+struct GeluBackward {
+  using Options = GeluBackwardOptions;
+  using ImplInfo = GeluBackwardImplInfo;
+};
+extern template struct OpQueries<GeluBackward>;  // instantiated in the library
+
 // Every implementation llmk knows, compiled into this build or not, in the
 // order "auto" prefers them.
-const std::vector<GeluBackwardImplInfo>& gelu_backward_impls();
+inline const std::vector<GeluBackwardImplInfo>& gelu_backward_impls() {
+  return impls<GeluBackward>();
+}
 // The precision configurations: "fp32", "bf16".
-const std::vector<std::string>& gelu_backward_precisions();
+inline const std::vector<std::string>& gelu_backward_precisions() {
+  return precisions<GeluBackward>();
+}
 // Whether `impl` ("auto" included) is compiled in and runs on ExecSpace.
 template <class ExecSpace>
-bool gelu_backward_available(std::string_view impl);
+bool gelu_backward_available(std::string_view impl) {
+  return available<GeluBackward, ExecSpace>(impl);
+}
 // The implementation that "auto" stands for on ExecSpace and a precision.
 template <class ExecSpace>
-std::string gelu_backward_auto_impl(std::string_view precision = "fp32");
+std::string gelu_backward_auto_impl(std::string_view precision = "fp32") {
+  return auto_impl<GeluBackward, ExecSpace>(precision);
+}
 // Bytes of workspace a call of N elements needs (Context::use_workspace): 0.
 template <class ExecSpace>
 std::size_t gelu_backward_workspace_bytes(index_t N, const GeluBackwardOptions& options = {},
@@ -85,9 +101,15 @@ void gelu_backward(Context<ExecSpace>& ctx, BufferRef dinp, ConstBufferRef dout,
 // The same two on an execution-space instance, with its implicit context.
 template <class ExecSpace>
 void gelu_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp, const In<ExecSpace>& dout,
-                   const In<ExecSpace>& inp, const GeluBackwardOptions& options = {});
+                   const In<ExecSpace>& inp, const GeluBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  gelu_backward(ctx, dinp, dout, inp, options);
+}
 template <class ExecSpace>
 void gelu_backward(const ExecSpace& exec, BufferRef dinp, ConstBufferRef dout,
-                   ConstBufferRef inp, index_t N, const GeluBackwardOptions& options = {});
+                   ConstBufferRef inp, index_t N, const GeluBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  gelu_backward(ctx, dinp, dout, inp, N, options);
+}
 
 }  // namespace llmk

@@ -45,17 +45,33 @@ struct LayernormBackwardOptions {
 
 using LayernormBackwardImplInfo = ImplInfo;
 
+// The operation as llmk's generic queries name it: impls<LayernormBackward>(),
+// available<LayernormBackward, Space>(impl), ... (llmk/operation.hpp).
+struct LayernormBackward {
+  using Options = LayernormBackwardOptions;
+  using ImplInfo = LayernormBackwardImplInfo;
+};
+extern template struct OpQueries<LayernormBackward>;  // instantiated in the library
+
 // Every implementation llmk knows, compiled into this build or not, in the
 // order "auto" prefers them.
-const std::vector<LayernormBackwardImplInfo>& layernorm_backward_impls();
+inline const std::vector<LayernormBackwardImplInfo>& layernorm_backward_impls() {
+  return impls<LayernormBackward>();
+}
 // The precision configurations: "fp32", "bf16", "bf16-fp32grad".
-const std::vector<std::string>& layernorm_backward_precisions();
+inline const std::vector<std::string>& layernorm_backward_precisions() {
+  return precisions<LayernormBackward>();
+}
 // Whether `impl` ("auto" included) is compiled in and runs on ExecSpace.
 template <class ExecSpace>
-bool layernorm_backward_available(std::string_view impl);
+bool layernorm_backward_available(std::string_view impl) {
+  return available<LayernormBackward, ExecSpace>(impl);
+}
 // The implementation that "auto" stands for on ExecSpace and a precision.
 template <class ExecSpace>
-std::string layernorm_backward_auto_impl(std::string_view precision = "fp32");
+std::string layernorm_backward_auto_impl(std::string_view precision = "fp32") {
+  return auto_impl<LayernormBackward, ExecSpace>(precision);
+}
 // Bytes of workspace a call with these sizes needs (Context::use_workspace).
 template <class ExecSpace>
 std::size_t layernorm_backward_workspace_bytes(index_t M, index_t C, bool has_bias,
@@ -97,11 +113,17 @@ void layernorm_backward(const ExecSpace& exec,
                         const In<ExecSpace>& weight,
                         const In<ExecSpace>& mean,
                         const In<ExecSpace>& rstd,
-                        const LayernormBackwardOptions& options = {});
+                        const LayernormBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  layernorm_backward(ctx, dinp, dweight, dbias, dout, inp, weight, mean, rstd, options);
+}
 template <class ExecSpace>
 void layernorm_backward(const ExecSpace& exec, BufferRef dinp, BufferRef dweight,
                         BufferRef dbias, ConstBufferRef dout, ConstBufferRef inp,
                         ConstBufferRef weight, const float* mean, const float* rstd, index_t B,
-                        index_t T, index_t C, const LayernormBackwardOptions& options = {});
+                        index_t T, index_t C, const LayernormBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  layernorm_backward(ctx, dinp, dweight, dbias, dout, inp, weight, mean, rstd, B, T, C, options);
+}
 
 }  // namespace llmk

@@ -92,18 +92,34 @@ struct MatmulBackwardImplInfo : ImplInfo {
                       // overwritten), or a "separate" pass
 };
 
+// The operation as llmk's generic queries name it: impls<MatmulBackward>(),
+// available<MatmulBackward, Space>(impl), ... (llmk/operation.hpp).
+struct MatmulBackward {
+  using Options = MatmulBackwardOptions;
+  using ImplInfo = MatmulBackwardImplInfo;
+};
+extern template struct OpQueries<MatmulBackward>;  // instantiated in the library
+
 // Every implementation llmk knows, compiled into this build or not, in the
 // order "auto" prefers them.
-const std::vector<MatmulBackwardImplInfo>& matmul_backward_impls();
+inline const std::vector<MatmulBackwardImplInfo>& matmul_backward_impls() {
+  return impls<MatmulBackward>();
+}
 // The precision configurations: "fp32", "bf16", "bf16-fp32grad".
-const std::vector<std::string>& matmul_backward_precisions();
+inline const std::vector<std::string>& matmul_backward_precisions() {
+  return precisions<MatmulBackward>();
+}
 // Whether `impl` ("auto" included) is compiled in and runs on ExecSpace.
 template <class ExecSpace>
-bool matmul_backward_available(std::string_view impl);
+bool matmul_backward_available(std::string_view impl) {
+  return available<MatmulBackward, ExecSpace>(impl);
+}
 // The implementation that "auto" stands for on ExecSpace, for a precision
 // configuration and math mode.
 template <class ExecSpace>
-std::string matmul_backward_auto_impl(std::string_view precision = "fp32", Math math = Math::fp32);
+std::string matmul_backward_auto_impl(std::string_view precision = "fp32", Math math = Math::fp32) {
+  return auto_impl<MatmulBackward, ExecSpace>(precision, math);
+}
 // Bytes of workspace a call with these sizes needs (see Context::use_workspace).
 template <class ExecSpace>
 std::size_t matmul_backward_workspace_bytes(index_t M, index_t C, index_t OC, bool has_bias,
@@ -147,22 +163,33 @@ template <class ExecSpace>
 void matmul_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp,
                      const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
                      const In<ExecSpace>& dout, const In<ExecSpace>& inp,
-                     const In<ExecSpace>& weight, const MatmulBackwardOptions& options = {});
+                     const In<ExecSpace>& weight, const MatmulBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, options);
+}
 template <class ExecSpace>
 void matmul_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp,
                      const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
                      const In<ExecSpace>& dout, const In<ExecSpace>& inp,
                      const In<ExecSpace>& weight, const In<ExecSpace>& pre_gelu,
-                     const MatmulBackwardOptions& options = {});
+                     const MatmulBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, pre_gelu, options);
+}
 template <class ExecSpace>
 void matmul_backward(const ExecSpace& exec, BufferRef dinp, BufferRef dweight, BufferRef dbias,
                      ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight, index_t B,
-                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options = {});
+                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options = {}) {
+  matmul_backward(exec, dinp, dweight, dbias, dout, inp, weight, nullptr, B, T, C, OC, options);
+}
 template <class ExecSpace>
 void matmul_backward(const ExecSpace& exec, BufferRef dinp, BufferRef dweight, BufferRef dbias,
                      ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight,
                      ConstBufferRef pre_gelu, index_t B, index_t T, index_t C, index_t OC,
-                     const MatmulBackwardOptions& options = {});
+                     const MatmulBackwardOptions& options = {}) {
+  Context<ExecSpace> ctx = detail::implicit_context(exec);
+  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, pre_gelu, B, T, C, OC, options);
+}
 
 // For benchmarks: runs only the dbias pass that implementation `impl` runs
 // (dbias ⟵ Σ_rows dout, options.dbias_update), so that its bandwidth can be

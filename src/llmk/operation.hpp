@@ -1,9 +1,10 @@
 // What every operation's public API shares: how a gradient is updated, how
-// float32 products are computed, and what an implementation declares about
-// itself (each operation's *_impls() lists them).
+// float32 products are computed, what an implementation declares about
+// itself, and the queries every operation answers alike.
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llmk {
@@ -28,5 +29,42 @@ struct ImplInfo {
                      // it over there unless llmk::host_blas_runs_auto() allows
                      // (llmk/host_blas.hpp); it can still be named
 };
+
+// Every operation's queries, by its tag (declared in its header beside its
+// options: GeluBackward, LayernormBackward, ..., each with its Options and
+// ImplInfo), defined once for all of them (src/core/op/queries.hpp):
+//   llmk::impls<Op>()             its implementations, in the order "auto" prefers them
+//   llmk::precisions<Op>()        its precision configurations ("fp32", "bf16", ...)
+//   llmk::available<Op, Space>(impl)  whether impl is compiled and runs on Space
+//                                 ("auto" always; an unknown name throws)
+//   llmk::auto_impl<Op, Space>(precision, math)  what "auto" picks there
+// The named forms (gelu_backward_impls(), ...) are the same calls.
+template <class Op>
+struct OpQueries {
+  static const std::vector<typename Op::ImplInfo>& impls();
+  static const std::vector<std::string>& precisions();
+};
+template <class Op, class ExecSpace>
+struct SpaceQueries {
+  static bool available(std::string_view impl);
+  static std::string auto_impl(std::string_view precision, Math math);
+};
+
+template <class Op>
+const std::vector<typename Op::ImplInfo>& impls() {
+  return OpQueries<Op>::impls();
+}
+template <class Op>
+const std::vector<std::string>& precisions() {
+  return OpQueries<Op>::precisions();
+}
+template <class Op, class ExecSpace>
+bool available(std::string_view impl) {
+  return SpaceQueries<Op, ExecSpace>::available(impl);
+}
+template <class Op, class ExecSpace>
+std::string auto_impl(std::string_view precision = "fp32", Math math = Math::fp32) {
+  return SpaceQueries<Op, ExecSpace>::auto_impl(precision, math);
+}
 
 }  // namespace llmk

@@ -26,12 +26,10 @@
 
 namespace llmk_test {
 
-struct AttentionBackwardContract {
+struct AttentionBackwardContract : OperationAdapter<llmk::AttentionBackward> {
   using Shape = llmk::reference::attention::Shape;
   using Problem = llmk::reference::attention::HostProblem;
   using Options = llmk::AttentionBackwardOptions;
-  using Precision = llmk::reference::Precision;
-  using ArgSpec = contract::ArgSpec;
 
   static std::string name() { return "attention_backward"; }
   // "naive"'s sums depend on the sizes alone, but "materialized"'s GEMMs
@@ -41,31 +39,6 @@ struct AttentionBackwardContract {
 
   static std::vector<Precision> precisions() {
     return {Precision::fp32, Precision::tf32, Precision::bf16};
-  }
-  // TF32 needs tensor cores ("cublas"): a host space has no implementation with it.
-  static bool everywhere(Precision p) { return p != Precision::tf32; }
-
-  // The configuration's name and math mode, as attention_backward's functions take them.
-  static Precision storage(Precision p) { return p == Precision::tf32 ? Precision::fp32 : p; }
-  static const char* config(Precision p) { return llmk::reference::precision_name(storage(p)); }
-  static llmk::Math math(Precision p) {
-    return p == Precision::tf32 ? llmk::Math::tf32 : llmk::Math::fp32;
-  }
-  // One form of call: the shape says it all.
-  static std::vector<std::string> variants() { return {""}; }
-  static Shape in_variant(const Shape& s, const std::string&) { return s; }
-
-  template <class Space>
-  static ImplCatalog catalog() {
-    return {as_impl_infos(llmk::attention_backward_impls()),
-            [](const std::string& impl) { return llmk::attention_backward_available<Space>(impl); },
-            [](Precision p) {
-              return llmk::attention_backward_auto_impl<Space>(config(p), math(p));
-            }};
-  }
-
-  static std::vector<std::string> foreign_impls() {
-    return foreign_impls_of(llmk::attention_backward_impls());
   }
 
   // --- shapes -------------------------------------------------------------------

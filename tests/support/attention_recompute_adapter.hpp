@@ -27,23 +27,14 @@ struct AttentionBackwardRecomputeContract : AttentionBackwardContract {
   // No math mode (no TF32: no implementation has tensor cores): every space
   // runs each.
   static std::vector<Precision> precisions() { return {Precision::fp32, Precision::bf16}; }
-  static bool everywhere(Precision) { return true; }
 
+  // Its own implementations (attention_backward's storage() and math() still).
+  using Queries = OperationAdapter<llmk::AttentionBackwardRecompute>;
   template <class Space>
   static ImplCatalog catalog() {
-    return {as_impl_infos(llmk::attention_backward_recompute_impls()),
-            [](const std::string& impl) {
-              return llmk::attention_backward_recompute_available<Space>(impl);
-            },
-            [](Precision p) {
-              return llmk::attention_backward_recompute_auto_impl<Space>(
-                  llmk::reference::precision_name(p));
-            }};
+    return Queries::catalog<Space>();
   }
-
-  static std::vector<std::string> foreign_impls() {
-    return foreign_impls_of(llmk::attention_backward_recompute_impls());
-  }
+  static std::vector<std::string> foreign_impls() { return Queries::foreign_impls(); }
 
   // The reference library's shapes, and heads of 64 channels with every row
   // 16-byte aligned (qkv at its allocation, where the other shapes' qkv is

@@ -36,8 +36,7 @@
 
 namespace llmk_test {
 
-struct ClassifierBackwardContract {
-  using Precision = llmk::reference::Precision;
+struct ClassifierBackwardContract : OperationAdapter<llmk::ClassifierBackward> {
   // The reference library's shape, and the variant: losses computed or not,
   // dloss per position or one value.
   struct Shape : llmk::reference::classifier::Shape {
@@ -52,7 +51,6 @@ struct ClassifierBackwardContract {
     std::vector<float> dlogits, losses;
   };
   using Options = llmk::ClassifierBackwardOptions;
-  using ArgSpec = contract::ArgSpec;
 
   // The scalar dloss of every call without a per-position one (not 1: a
   // missing factor shows; a power of two: exact in every precision).
@@ -68,20 +66,6 @@ struct ClassifierBackwardContract {
   static constexpr bool no_two_inputs_alike = true;
 
   static std::vector<Precision> precisions() { return {Precision::fp32, Precision::bf16}; }
-  static bool everywhere(Precision) { return true; }
-
-  template <class Space>
-  static ImplCatalog catalog() {
-    return {as_impl_infos(llmk::classifier_backward_impls()),
-            [](const std::string& impl) { return llmk::classifier_backward_available<Space>(impl); },
-            [](Precision p) {
-              return llmk::classifier_backward_auto_impl<Space>(llmk::reference::precision_name(p));
-            }};
-  }
-
-  static std::vector<std::string> foreign_impls() {
-    return foreign_impls_of(llmk::classifier_backward_impls());
-  }
 
   // --- variants and shapes -------------------------------------------------------
 

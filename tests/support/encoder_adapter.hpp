@@ -29,12 +29,10 @@
 
 namespace llmk_test {
 
-struct EncoderBackwardContract {
+struct EncoderBackwardContract : OperationAdapter<llmk::EncoderBackward> {
   using Shape = llmk::reference::encoder::Shape;
   using Problem = llmk::reference::encoder::HostProblem;
   using Options = llmk::EncoderBackwardOptions;
-  using Precision = llmk::reference::Precision;
-  using ArgSpec = contract::ArgSpec;
   using Tokens = llmk::reference::encoder::Tokens;
   static_assert(std::is_same_v<int, std::int32_t>, "the problem's tokens are the entry's int32");
 
@@ -48,22 +46,6 @@ struct EncoderBackwardContract {
 
   static std::vector<Precision> precisions() {
     return {Precision::fp32, Precision::bf16, Precision::bf16_fp32grad};
-  }
-  static bool everywhere(Precision) { return true; }
-  static std::vector<std::string> variants() { return {""}; }
-  static Shape in_variant(const Shape& s, const std::string&) { return s; }
-
-  template <class Space>
-  static ImplCatalog catalog() {
-    return {as_impl_infos(llmk::encoder_backward_impls()),
-            [](const std::string& impl) { return llmk::encoder_backward_available<Space>(impl); },
-            [](Precision p) {
-              return llmk::encoder_backward_auto_impl<Space>(llmk::reference::precision_name(p));
-            }};
-  }
-
-  static std::vector<std::string> foreign_impls() {
-    return foreign_impls_of(llmk::encoder_backward_impls());
   }
 
   // --- shapes -------------------------------------------------------------------

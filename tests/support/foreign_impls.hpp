@@ -1,10 +1,14 @@
-// The implementation names an operation must refuse as unknown (an adapter's
-// foreign_impls()): every other operation's that it does not share, each once.
-// One list of the operations here, so that a new one's names are tried on
-// all the others.
+// What an adapter reports of its operation's implementations, from the
+// operation's tag (llmk/operation.hpp's generic queries): the catalog on a
+// space, and the names it must refuse as unknown (foreign_impls(): every
+// other operation's that it does not share, each once; one list of the
+// operations here, so that a new one's names are tried on all the others).
 #pragma once
 
+#include "contract/operation.hpp"
 #include "support/impl_params.hpp"
+
+#include <core/reference/precision.hpp>
 
 #include <llmk/attention_backward.hpp>
 #include <llmk/classifier_backward.hpp>
@@ -29,5 +33,36 @@ std::vector<std::string> foreign_impls_of(const std::vector<Info>& own) {
                              as_impl_infos(llmk::attention_backward_impls()),
                              as_impl_infos(llmk::attention_backward_recompute_impls())});
 }
+
+// An adapter's base (tests/contract/operation.hpp lists what an adapter
+// provides): catalog<Space>() and foreign_impls() of the operation `Tag`,
+// how a test precision is passed to it (tf32: the fp32 configuration with
+// Math::tf32), and the defaults an adapter may redeclare: every space runs
+// every precision but tf32, and one form of call.
+template <class Tag>
+struct OperationAdapter {
+  using Precision = llmk::reference::Precision;
+  using ArgSpec = contract::ArgSpec;
+  static Precision storage(Precision p) { return p == Precision::tf32 ? Precision::fp32 : p; }
+  static const char* config(Precision p) { return llmk::reference::precision_name(storage(p)); }
+  static llmk::Math math(Precision p) {
+    return p == Precision::tf32 ? llmk::Math::tf32 : llmk::Math::fp32;
+  }
+
+  template <class Space>
+  static ImplCatalog catalog() {
+    return {as_impl_infos(llmk::impls<Tag>()),
+            [](const std::string& impl) { return llmk::available<Tag, Space>(impl); },
+            [](Precision p) { return llmk::auto_impl<Tag, Space>(config(p), math(p)); }};
+  }
+  static std::vector<std::string> foreign_impls() { return foreign_impls_of(llmk::impls<Tag>()); }
+
+  static bool everywhere(Precision p) { return p != Precision::tf32; }
+  static std::vector<std::string> variants() { return {""}; }
+  template <class Shape>
+  static Shape in_variant(const Shape& s, const std::string&) {
+    return s;
+  }
+};
 
 }  // namespace llmk_test

@@ -21,34 +21,16 @@
 
 namespace llmk_test {
 
-struct GeluBackwardContract {
+struct GeluBackwardContract : OperationAdapter<llmk::GeluBackward> {
   using Shape = llmk::reference::gelu::Shape;
   using Problem = llmk::reference::gelu::HostProblem;
   using Options = llmk::GeluBackwardOptions;
-  using Precision = llmk::reference::Precision;
-  using ArgSpec = contract::ArgSpec;
 
   static std::string name() { return "gelu_backward"; }
   // Every element on its own: the same bits on every host space.
   static constexpr bool same_bits_on_host_spaces = true;
 
   static std::vector<Precision> precisions() { return {Precision::fp32, Precision::bf16}; }
-  static bool everywhere(Precision) { return true; }
-  static std::vector<std::string> variants() { return {""}; }
-  static Shape in_variant(const Shape& s, const std::string&) { return s; }
-
-  template <class Space>
-  static ImplCatalog catalog() {
-    return {as_impl_infos(llmk::gelu_backward_impls()),
-            [](const std::string& impl) { return llmk::gelu_backward_available<Space>(impl); },
-            [](Precision p) {
-              return llmk::gelu_backward_auto_impl<Space>(llmk::reference::precision_name(p));
-            }};
-  }
-
-  static std::vector<std::string> foreign_impls() {
-    return foreign_impls_of(llmk::gelu_backward_impls());
-  }
 
   // --- shapes -------------------------------------------------------------------
   static std::vector<Shape> shapes() { return llmk::reference::gelu::test_shapes(); }

@@ -23,12 +23,10 @@
 
 namespace llmk_test {
 
-struct LayernormBackwardContract {
+struct LayernormBackwardContract : OperationAdapter<llmk::LayernormBackward> {
   using Shape = llmk::reference::layernorm::Shape;
   using Problem = llmk::reference::layernorm::HostProblem;
   using Options = llmk::LayernormBackwardOptions;
-  using Precision = llmk::reference::Precision;
-  using ArgSpec = contract::ArgSpec;
 
   static std::string name() { return "layernorm_backward"; }
   // Its column sums are added in an order fixed by M and C alone, its row
@@ -38,25 +36,6 @@ struct LayernormBackwardContract {
 
   static std::vector<Precision> precisions() {
     return {Precision::fp32, Precision::bf16, Precision::bf16_fp32grad};
-  }
-  // No math mode: every space runs each.
-  static bool everywhere(Precision) { return true; }
-  // One form of call: the shape says it all (no bias included).
-  static std::vector<std::string> variants() { return {""}; }
-  static Shape in_variant(const Shape& s, const std::string&) { return s; }
-
-  template <class Space>
-  static ImplCatalog catalog() {
-    return {as_impl_infos(llmk::layernorm_backward_impls()),
-            [](const std::string& impl) { return llmk::layernorm_backward_available<Space>(impl); },
-            [](Precision p) {
-              return llmk::layernorm_backward_auto_impl<Space>(llmk::reference::precision_name(p));
-            }};
-  }
-
-  // matmul_backward's names that are not layernorm_backward's ("tiled", ...).
-  static std::vector<std::string> foreign_impls() {
-    return foreign_impls_of(llmk::layernorm_backward_impls());
   }
 
   // --- shapes -------------------------------------------------------------------

@@ -22,7 +22,7 @@
 
 namespace llmk_test {
 
-struct MatmulBackwardContract {
+struct MatmulBackwardContract : OperationAdapter<llmk::MatmulBackward> {
   // The reference library's shape, and whether the call has pre_gelu (the
   // "gelu" variant).
   struct Shape : llmk::reference::Shape {
@@ -35,7 +35,6 @@ struct MatmulBackwardContract {
     llmk::reference::HostProblem host;
   };
   using Options = llmk::MatmulBackwardOptions;
-  using ArgSpec = contract::ArgSpec;
 
   static std::string name() { return "matmul_backward"; }
   // tiled's host split-K splits a product over the space's threads: OpenMP's
@@ -44,27 +43,6 @@ struct MatmulBackwardContract {
 
   static std::vector<Precision> precisions() {
     return {Precision::fp32, Precision::tf32, Precision::bf16, Precision::bf16_fp32grad};
-  }
-  // TF32 needs tensor cores: a host space has no implementation with it.
-  static bool everywhere(Precision p) { return p != Precision::tf32; }
-
-  // The configuration's name and math mode, as matmul_backward's functions take them.
-  static const char* config(Precision p) {
-    return llmk::reference::precision_name(p == Precision::tf32 ? Precision::fp32 : p);
-  }
-  static llmk::Math math(Precision p) {
-    return p == Precision::tf32 ? llmk::Math::tf32 : llmk::Math::fp32;
-  }
-
-  template <class Space>
-  static ImplCatalog catalog() {
-    return {as_impl_infos(llmk::matmul_backward_impls()),
-            [](const std::string& impl) { return llmk::matmul_backward_available<Space>(impl); },
-            [](Precision p) { return llmk::matmul_backward_auto_impl<Space>(config(p), math(p)); }};
-  }
-
-  static std::vector<std::string> foreign_impls() {
-    return foreign_impls_of(llmk::matmul_backward_impls());
   }
 
   // --- variants and shapes -------------------------------------------------------

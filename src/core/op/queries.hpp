@@ -5,6 +5,8 @@
 
 #include <core/op/call.hpp>
 #include <core/op/select.hpp>
+#include <core/spaces.hpp>
+#include <llmk/operation.hpp>
 
 #include <string>
 #include <string_view>
@@ -85,4 +87,45 @@ std::size_t workspace_bytes(const typename Op::Sizes& s, std::string_view impl, 
   return bytes;
 }
 
+// The internal Op of a public tag (llmk/operation.hpp): LLMK_DEFINE_QUERIES
+// below says it.
+template <class Tag>
+struct OpOf;
+
 }  // namespace llmk::core::op
+
+namespace llmk {
+
+template <class Tag>
+const std::vector<typename Tag::ImplInfo>& OpQueries<Tag>::impls() {
+  static const std::vector<typename Tag::ImplInfo> infos =
+      core::op::impl_infos<typename core::op::OpOf<Tag>::type>();
+  return infos;
+}
+template <class Tag>
+const std::vector<std::string>& OpQueries<Tag>::precisions() {
+  static const std::vector<std::string> names =
+      core::op::precision_list<typename core::op::OpOf<Tag>::type>();
+  return names;
+}
+template <class Tag, class ExecSpace>
+bool SpaceQueries<Tag, ExecSpace>::available(std::string_view impl) {
+  return core::op::available<typename core::op::OpOf<Tag>::type, ExecSpace>(impl);
+}
+template <class Tag, class ExecSpace>
+std::string SpaceQueries<Tag, ExecSpace>::auto_impl(std::string_view precision, Math math) {
+  return core::op::auto_impl<typename core::op::OpOf<Tag>::type, ExecSpace>(precision, math);
+}
+
+}  // namespace llmk
+
+// In an operation's entry.cpp (namespace llmk): its tag's queries, defined
+// for its internal Op and instantiated for every space.
+#define LLMK_SPACE_QUERIES(Tag, Space) template struct SpaceQueries<Tag, Space>;
+#define LLMK_DEFINE_QUERIES(Tag, InternalOp)    \
+  template <>                                   \
+  struct core::op::OpOf<Tag> {                  \
+    using type = InternalOp;                    \
+  };                                            \
+  template struct OpQueries<Tag>;               \
+  LLMK_FOR_EACH_SPACE_WITH(LLMK_SPACE_QUERIES, Tag)

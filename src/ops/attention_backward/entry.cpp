@@ -9,26 +9,6 @@ namespace llmk {
 
 using op::attention_backward::Op;
 
-const std::vector<AttentionBackwardImplInfo>& attention_backward_impls() {
-  static const std::vector<AttentionBackwardImplInfo> infos = core::op::impl_infos<Op>();
-  return infos;
-}
-
-const std::vector<std::string>& attention_backward_precisions() {
-  static const std::vector<std::string> names = core::op::precision_list<Op>();
-  return names;
-}
-
-template <class ExecSpace>
-bool attention_backward_available(std::string_view impl) {
-  return core::op::available<Op, ExecSpace>(impl);
-}
-
-template <class ExecSpace>
-std::string attention_backward_auto_impl(std::string_view precision, Math math) {
-  return core::op::auto_impl<Op, ExecSpace>(precision, math);
-}
-
 template <class ExecSpace>
 std::size_t attention_backward_workspace_bytes(index_t B, index_t T, index_t C, index_t NH,
                                                const AttentionBackwardOptions& options,
@@ -58,37 +38,15 @@ void attention_backward(Context<ExecSpace>& ctx, BufferRef dqkv, ConstBufferRef 
                      In<ExecSpace>(qkv, {M, 3 * C}), In<ExecSpace>(att, {B, NH, T, T}), options);
 }
 
-template <class ExecSpace>
-void attention_backward(const ExecSpace& exec, const Out<ExecSpace>& dqkv,
-                        const In<ExecSpace>& dout, const In<ExecSpace>& qkv,
-                        const In<ExecSpace>& att, const AttentionBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  attention_backward(ctx, dqkv, dout, qkv, att, options);
-}
-
-template <class ExecSpace>
-void attention_backward(const ExecSpace& exec, BufferRef dqkv, ConstBufferRef dout,
-                        ConstBufferRef qkv, ConstBufferRef att, index_t B, index_t T, index_t C,
-                        index_t NH, const AttentionBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  attention_backward(ctx, dqkv, dout, qkv, att, B, T, C, NH, options);
-}
+LLMK_DEFINE_QUERIES(AttentionBackward, ::llmk::op::attention_backward::Op)
 
 #define LLMK_INSTANTIATE_ATTENTION_BACKWARD(Space)                                              \
-  template bool attention_backward_available<Space>(std::string_view);                         \
-  template std::string attention_backward_auto_impl<Space>(std::string_view, Math);            \
-  template std::size_t attention_backward_workspace_bytes<Space>(                              \
-      index_t, index_t, index_t, index_t, const AttentionBackwardOptions&, std::string_view);  \
+  template std::size_t attention_backward_workspace_bytes<Space>(                               \
+      index_t, index_t, index_t, index_t, const AttentionBackwardOptions&, std::string_view);   \
   template void attention_backward<Space>(Context<Space>&, const Out<Space>&, const In<Space>&, \
-                                          const In<Space>&, const In<Space>&,                  \
-                                          const AttentionBackwardOptions&);                    \
+                                          const In<Space>&, const In<Space>&,                   \
+                                          const AttentionBackwardOptions&);                     \
   template void attention_backward<Space>(Context<Space>&, BufferRef, ConstBufferRef,           \
-                                          ConstBufferRef, ConstBufferRef, index_t, index_t,     \
-                                          index_t, index_t, const AttentionBackwardOptions&);  \
-  template void attention_backward<Space>(const Space&, const Out<Space>&, const In<Space>&,    \
-                                          const In<Space>&, const In<Space>&,                  \
-                                          const AttentionBackwardOptions&);                    \
-  template void attention_backward<Space>(const Space&, BufferRef, ConstBufferRef,              \
                                           ConstBufferRef, ConstBufferRef, index_t, index_t,     \
                                           index_t, index_t, const AttentionBackwardOptions&);
 LLMK_FOR_EACH_SPACE(LLMK_INSTANTIATE_ATTENTION_BACKWARD)

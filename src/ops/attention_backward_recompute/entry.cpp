@@ -9,26 +9,6 @@ namespace llmk {
 
 using op::attention_backward_recompute::Op;
 
-const std::vector<AttentionBackwardImplInfo>& attention_backward_recompute_impls() {
-  static const std::vector<AttentionBackwardImplInfo> infos = core::op::impl_infos<Op>();
-  return infos;
-}
-
-const std::vector<std::string>& attention_backward_recompute_precisions() {
-  static const std::vector<std::string> names = core::op::precision_list<Op>();
-  return names;
-}
-
-template <class ExecSpace>
-bool attention_backward_recompute_available(std::string_view impl) {
-  return core::op::available<Op, ExecSpace>(impl);
-}
-
-template <class ExecSpace>
-std::string attention_backward_recompute_auto_impl(std::string_view precision, Math math) {
-  return core::op::auto_impl<Op, ExecSpace>(precision, math);
-}
-
 template <class ExecSpace>
 std::size_t attention_backward_recompute_workspace_bytes(index_t B, index_t T, index_t C,
                                                          index_t NH,
@@ -62,27 +42,9 @@ void attention_backward_recompute(Context<ExecSpace>& ctx, BufferRef dqkv, Const
                                In<ExecSpace>(lse, {B, NH, T}), options);
 }
 
-template <class ExecSpace>
-void attention_backward_recompute(const ExecSpace& exec, const Out<ExecSpace>& dqkv,
-                                  const In<ExecSpace>& dout, const In<ExecSpace>& qkv,
-                                  const In<ExecSpace>& out, const In<ExecSpace>& lse,
-                                  const AttentionBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  attention_backward_recompute(ctx, dqkv, dout, qkv, out, lse, options);
-}
-
-template <class ExecSpace>
-void attention_backward_recompute(const ExecSpace& exec, BufferRef dqkv, ConstBufferRef dout,
-                                  ConstBufferRef qkv, ConstBufferRef out, const float* lse,
-                                  index_t B, index_t T, index_t C, index_t NH,
-                                  const AttentionBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  attention_backward_recompute(ctx, dqkv, dout, qkv, out, lse, B, T, C, NH, options);
-}
+LLMK_DEFINE_QUERIES(AttentionBackwardRecompute, ::llmk::op::attention_backward_recompute::Op)
 
 #define LLMK_INSTANTIATE_ATTENTION_BACKWARD_RECOMPUTE(Space)                                    \
-  template bool attention_backward_recompute_available<Space>(std::string_view);                \
-  template std::string attention_backward_recompute_auto_impl<Space>(std::string_view, Math);   \
   template std::size_t attention_backward_recompute_workspace_bytes<Space>(                     \
       index_t, index_t, index_t, index_t, const AttentionBackwardOptions&, std::string_view);   \
   template void attention_backward_recompute<Space>(                                            \
@@ -90,12 +52,6 @@ void attention_backward_recompute(const ExecSpace& exec, BufferRef dqkv, ConstBu
       const In<Space>&, const AttentionBackwardOptions&);                                       \
   template void attention_backward_recompute<Space>(                                            \
       Context<Space>&, BufferRef, ConstBufferRef, ConstBufferRef, ConstBufferRef, const float*, \
-      index_t, index_t, index_t, index_t, const AttentionBackwardOptions&);                     \
-  template void attention_backward_recompute<Space>(                                            \
-      const Space&, const Out<Space>&, const In<Space>&, const In<Space>&, const In<Space>&,    \
-      const In<Space>&, const AttentionBackwardOptions&);                                       \
-  template void attention_backward_recompute<Space>(                                            \
-      const Space&, BufferRef, ConstBufferRef, ConstBufferRef, ConstBufferRef, const float*,    \
       index_t, index_t, index_t, index_t, const AttentionBackwardOptions&);
 LLMK_FOR_EACH_SPACE(LLMK_INSTANTIATE_ATTENTION_BACKWARD_RECOMPUTE)
 

@@ -37,28 +37,6 @@ core::op::Operand dloss_operand(const DlossRef<ExecSpace>& d, const In<ExecSpace
 
 }  // namespace
 
-// --- what the list says -------------------------------------------------------
-
-const std::vector<ClassifierBackwardImplInfo>& classifier_backward_impls() {
-  static const std::vector<ClassifierBackwardImplInfo> infos = core::op::impl_infos<Op>();
-  return infos;
-}
-
-const std::vector<std::string>& classifier_backward_precisions() {
-  static const std::vector<std::string> names = core::op::precision_list<Op>();
-  return names;
-}
-
-template <class ExecSpace>
-bool classifier_backward_available(std::string_view impl) {
-  return core::op::available<Op, ExecSpace>(impl);
-}
-
-template <class ExecSpace>
-std::string classifier_backward_auto_impl(std::string_view precision) {
-  return core::op::auto_impl<Op, ExecSpace>(precision, Math::fp32);
-}
-
 template <class ExecSpace>
 std::size_t classifier_backward_workspace_bytes(index_t M, index_t V, index_t Vp,
                                                 const ClassifierBackwardOptions& options,
@@ -96,44 +74,18 @@ void classifier_backward(Context<ExecSpace>& ctx, BufferRef dlogits, float* loss
                       V, options);
 }
 
-template <class ExecSpace>
-void classifier_backward(const ExecSpace& exec, const Out<ExecSpace>& dlogits,
-                         const Out<ExecSpace>& losses, const In<ExecSpace>& logits,
-                         const Targets<ExecSpace>& targets, const Dloss<ExecSpace>& dloss,
-                         index_t V, const ClassifierBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  classifier_backward(ctx, dlogits, losses, logits, targets, dloss, V, options);
-}
-
-template <class ExecSpace>
-void classifier_backward(const ExecSpace& exec, BufferRef dlogits, float* losses,
-                         ConstBufferRef logits, const std::int32_t* targets,
-                         const Dloss<ExecSpace>& dloss, index_t B, index_t T, index_t V,
-                         index_t Vp, const ClassifierBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  classifier_backward(ctx, dlogits, losses, logits, targets, dloss, B, T, V, Vp, options);
-}
+LLMK_DEFINE_QUERIES(ClassifierBackward, ::llmk::op::classifier_backward::Op)
 
 #define LLMK_INSTANTIATE_CLASSIFIER_BACKWARD(Space)                                            \
-  template bool classifier_backward_available<Space>(std::string_view);                       \
-  template std::string classifier_backward_auto_impl<Space>(std::string_view);                \
-  template std::size_t classifier_backward_workspace_bytes<Space>(                            \
-      index_t, index_t, index_t, const ClassifierBackwardOptions&, std::string_view);          \
+  template std::size_t classifier_backward_workspace_bytes<Space>(                                \
+      index_t, index_t, index_t, const ClassifierBackwardOptions&, std::string_view);             \
   template void classifier_backward<Space>(Context<Space>&, const Out<Space>&, const Out<Space>&, \
-                                           const In<Space>&, const Targets<Space>&,            \
-                                           const Dloss<Space>&, index_t,                       \
-                                           const ClassifierBackwardOptions&);                  \
-  template void classifier_backward<Space>(Context<Space>&, BufferRef, float*, ConstBufferRef, \
-                                           const std::int32_t*, const Dloss<Space>&, index_t,  \
-                                           index_t, index_t, index_t,                          \
-                                           const ClassifierBackwardOptions&);                  \
-  template void classifier_backward<Space>(const Space&, const Out<Space>&, const Out<Space>&, \
-                                           const In<Space>&, const Targets<Space>&,            \
-                                           const Dloss<Space>&, index_t,                       \
-                                           const ClassifierBackwardOptions&);                  \
-  template void classifier_backward<Space>(const Space&, BufferRef, float*, ConstBufferRef,    \
-                                           const std::int32_t*, const Dloss<Space>&, index_t,  \
-                                           index_t, index_t, index_t,                          \
+                                           const In<Space>&, const Targets<Space>&,               \
+                                           const Dloss<Space>&, index_t,                          \
+                                           const ClassifierBackwardOptions&);                     \
+  template void classifier_backward<Space>(Context<Space>&, BufferRef, float*, ConstBufferRef,    \
+                                           const std::int32_t*, const Dloss<Space>&, index_t,     \
+                                           index_t, index_t, index_t,                             \
                                            const ClassifierBackwardOptions&);
 LLMK_FOR_EACH_SPACE(LLMK_INSTANTIATE_CLASSIFIER_BACKWARD)
 

@@ -10,28 +10,6 @@ namespace llmk {
 using op::encoder_backward::Op;
 using op::encoder_backward::Sizes;
 
-// --- what the list says -------------------------------------------------------
-
-const std::vector<EncoderBackwardImplInfo>& encoder_backward_impls() {
-  static const std::vector<EncoderBackwardImplInfo> infos = core::op::impl_infos<Op>();
-  return infos;
-}
-
-const std::vector<std::string>& encoder_backward_precisions() {
-  static const std::vector<std::string> names = core::op::precision_list<Op>();
-  return names;
-}
-
-template <class ExecSpace>
-bool encoder_backward_available(std::string_view impl) {
-  return core::op::available<Op, ExecSpace>(impl);
-}
-
-template <class ExecSpace>
-std::string encoder_backward_auto_impl(std::string_view precision) {
-  return core::op::auto_impl<Op, ExecSpace>(precision, Math::fp32);
-}
-
 template <class ExecSpace>
 std::size_t encoder_backward_workspace_bytes(index_t B, index_t T, index_t C, index_t V,
                                              const EncoderBackwardOptions& options,
@@ -63,39 +41,16 @@ void encoder_backward(Context<ExecSpace>& ctx, BufferRef dwte, BufferRef dwpe,
                    In<ExecSpace>(dout, {B, T, C}), TokensView<ExecSpace>(tokens, B, T), options);
 }
 
-template <class ExecSpace>
-void encoder_backward(const ExecSpace& exec, const Out<ExecSpace>& dwte,
-                      const Out<ExecSpace>& dwpe, const In<ExecSpace>& dout,
-                      const TokensView<typename detail::NoDeduce<ExecSpace>::type>& tokens,
-                      const EncoderBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  encoder_backward(ctx, dwte, dwpe, dout, tokens, options);
-}
-
-template <class ExecSpace>
-void encoder_backward(const ExecSpace& exec, BufferRef dwte, BufferRef dwpe, ConstBufferRef dout,
-                      const int* tokens, index_t B, index_t T, index_t C, index_t V,
-                      const EncoderBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  encoder_backward(ctx, dwte, dwpe, dout, tokens, B, T, C, V, options);
-}
+LLMK_DEFINE_QUERIES(EncoderBackward, ::llmk::op::encoder_backward::Op)
 
 #define LLMK_INSTANTIATE_ENCODER_BACKWARD(Space)                                              \
-  template bool encoder_backward_available<Space>(std::string_view);                         \
-  template std::string encoder_backward_auto_impl<Space>(std::string_view);                  \
-  template std::size_t encoder_backward_workspace_bytes<Space>(                              \
-      index_t, index_t, index_t, index_t, const EncoderBackwardOptions&, std::string_view);   \
-  template void encoder_backward<Space>(Context<Space>&, const Out<Space>&, const Out<Space>&, \
-                                        const In<Space>&, const TokensView<Space>&,           \
-                                        const EncoderBackwardOptions&);                       \
-  template void encoder_backward<Space>(Context<Space>&, BufferRef, BufferRef, ConstBufferRef, \
-                                        const int*, index_t, index_t, index_t, index_t,       \
-                                        const EncoderBackwardOptions&);                       \
-  template void encoder_backward<Space>(const Space&, const Out<Space>&, const Out<Space>&,    \
-                                        const In<Space>&, const TokensView<Space>&,           \
-                                        const EncoderBackwardOptions&);                       \
-  template void encoder_backward<Space>(const Space&, BufferRef, BufferRef, ConstBufferRef,    \
-                                        const int*, index_t, index_t, index_t, index_t,       \
+  template std::size_t encoder_backward_workspace_bytes<Space>(                                 \
+      index_t, index_t, index_t, index_t, const EncoderBackwardOptions&, std::string_view);     \
+  template void encoder_backward<Space>(Context<Space>&, const Out<Space>&, const Out<Space>&,  \
+                                        const In<Space>&, const TokensView<Space>&,             \
+                                        const EncoderBackwardOptions&);                         \
+  template void encoder_backward<Space>(Context<Space>&, BufferRef, BufferRef, ConstBufferRef,  \
+                                        const int*, index_t, index_t, index_t, index_t,         \
                                         const EncoderBackwardOptions&);
 LLMK_FOR_EACH_SPACE(LLMK_INSTANTIATE_ENCODER_BACKWARD)
 

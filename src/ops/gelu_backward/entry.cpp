@@ -8,26 +8,6 @@ namespace llmk {
 
 using op::gelu_backward::Op;
 
-const std::vector<GeluBackwardImplInfo>& gelu_backward_impls() {
-  static const std::vector<GeluBackwardImplInfo> infos = core::op::impl_infos<Op>();
-  return infos;
-}
-
-const std::vector<std::string>& gelu_backward_precisions() {
-  static const std::vector<std::string> names = core::op::precision_list<Op>();
-  return names;
-}
-
-template <class ExecSpace>
-bool gelu_backward_available(std::string_view impl) {
-  return core::op::available<Op, ExecSpace>(impl);
-}
-
-template <class ExecSpace>
-std::string gelu_backward_auto_impl(std::string_view precision) {
-  return core::op::auto_impl<Op, ExecSpace>(precision, Math::fp32);
-}
-
 template <class ExecSpace>
 std::size_t gelu_backward_workspace_bytes(index_t N, const GeluBackwardOptions& options,
                                           std::string_view precision) {
@@ -51,32 +31,14 @@ void gelu_backward(Context<ExecSpace>& ctx, BufferRef dinp, ConstBufferRef dout,
                 In<ExecSpace>(inp, {N, 1}), options);
 }
 
-template <class ExecSpace>
-void gelu_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp, const In<ExecSpace>& dout,
-                   const In<ExecSpace>& inp, const GeluBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  gelu_backward(ctx, dinp, dout, inp, options);
-}
-
-template <class ExecSpace>
-void gelu_backward(const ExecSpace& exec, BufferRef dinp, ConstBufferRef dout,
-                   ConstBufferRef inp, index_t N, const GeluBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  gelu_backward(ctx, dinp, dout, inp, N, options);
-}
+LLMK_DEFINE_QUERIES(GeluBackward, ::llmk::op::gelu_backward::Op)
 
 #define LLMK_INSTANTIATE_GELU_BACKWARD(Space)                                                   \
-  template bool gelu_backward_available<Space>(std::string_view);                             \
-  template std::string gelu_backward_auto_impl<Space>(std::string_view);                      \
   template std::size_t gelu_backward_workspace_bytes<Space>(index_t, const GeluBackwardOptions&, \
-                                                            std::string_view);                \
-  template void gelu_backward<Space>(Context<Space>&, const Out<Space>&, const In<Space>&,     \
-                                     const In<Space>&, const GeluBackwardOptions&);            \
+                                                            std::string_view);                   \
+  template void gelu_backward<Space>(Context<Space>&, const Out<Space>&, const In<Space>&,       \
+                                     const In<Space>&, const GeluBackwardOptions&);              \
   template void gelu_backward<Space>(Context<Space>&, BufferRef, ConstBufferRef, ConstBufferRef, \
-                                     index_t, const GeluBackwardOptions&);                     \
-  template void gelu_backward<Space>(const Space&, const Out<Space>&, const In<Space>&,        \
-                                     const In<Space>&, const GeluBackwardOptions&);            \
-  template void gelu_backward<Space>(const Space&, BufferRef, ConstBufferRef, ConstBufferRef,   \
                                      index_t, const GeluBackwardOptions&);
 LLMK_FOR_EACH_SPACE(LLMK_INSTANTIATE_GELU_BACKWARD)
 

@@ -10,28 +10,6 @@ namespace llmk {
 using op::layernorm_backward::Op;
 using op::layernorm_backward::Sizes;
 
-// --- what the list says -------------------------------------------------------
-
-const std::vector<LayernormBackwardImplInfo>& layernorm_backward_impls() {
-  static const std::vector<LayernormBackwardImplInfo> infos = core::op::impl_infos<Op>();
-  return infos;
-}
-
-const std::vector<std::string>& layernorm_backward_precisions() {
-  static const std::vector<std::string> names = core::op::precision_list<Op>();
-  return names;
-}
-
-template <class ExecSpace>
-bool layernorm_backward_available(std::string_view impl) {
-  return core::op::available<Op, ExecSpace>(impl);
-}
-
-template <class ExecSpace>
-std::string layernorm_backward_auto_impl(std::string_view precision) {
-  return core::op::auto_impl<Op, ExecSpace>(precision, Math::fp32);
-}
-
 template <class ExecSpace>
 std::size_t layernorm_backward_workspace_bytes(index_t M, index_t C, bool has_bias,
                                                const LayernormBackwardOptions& options,
@@ -71,44 +49,17 @@ void layernorm_backward(Context<ExecSpace>& ctx, BufferRef dinp, BufferRef dweig
                      In<ExecSpace>(rstd, {M}), options);
 }
 
-template <class ExecSpace>
-void layernorm_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp,
-                        const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
-                        const In<ExecSpace>& dout, const In<ExecSpace>& inp,
-                        const In<ExecSpace>& weight, const In<ExecSpace>& mean,
-                        const In<ExecSpace>& rstd, const LayernormBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  layernorm_backward(ctx, dinp, dweight, dbias, dout, inp, weight, mean, rstd, options);
-}
-
-template <class ExecSpace>
-void layernorm_backward(const ExecSpace& exec, BufferRef dinp, BufferRef dweight,
-                        BufferRef dbias, ConstBufferRef dout, ConstBufferRef inp,
-                        ConstBufferRef weight, const float* mean, const float* rstd, index_t B,
-                        index_t T, index_t C, const LayernormBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  layernorm_backward(ctx, dinp, dweight, dbias, dout, inp, weight, mean, rstd, B, T, C, options);
-}
+LLMK_DEFINE_QUERIES(LayernormBackward, ::llmk::op::layernorm_backward::Op)
 
 #define LLMK_INSTANTIATE_LAYERNORM_BACKWARD(Space)                                             \
-  template bool layernorm_backward_available<Space>(std::string_view);                        \
-  template std::string layernorm_backward_auto_impl<Space>(std::string_view);                 \
-  template std::size_t layernorm_backward_workspace_bytes<Space>(                             \
-      index_t, index_t, bool, const LayernormBackwardOptions&, std::string_view);             \
+  template std::size_t layernorm_backward_workspace_bytes<Space>(                                \
+      index_t, index_t, bool, const LayernormBackwardOptions&, std::string_view);                \
   template void layernorm_backward<Space>(Context<Space>&, const Out<Space>&, const Out<Space>&, \
                                           const Out<Space>&, const In<Space>&, const In<Space>&, \
                                           const In<Space>&, const In<Space>&, const In<Space>&,  \
-                                          const LayernormBackwardOptions&);                    \
-  template void layernorm_backward<Space>(Context<Space>&, BufferRef, BufferRef, BufferRef,     \
-                                          ConstBufferRef, ConstBufferRef, ConstBufferRef,       \
-                                          const float*, const float*, index_t, index_t, index_t, \
-                                          const LayernormBackwardOptions&);                    \
-  template void layernorm_backward<Space>(const Space&, const Out<Space>&, const Out<Space>&,   \
-                                          const Out<Space>&, const In<Space>&, const In<Space>&, \
-                                          const In<Space>&, const In<Space>&, const In<Space>&,  \
-                                          const LayernormBackwardOptions&);                    \
-  template void layernorm_backward<Space>(const Space&, BufferRef, BufferRef, BufferRef,        \
-                                          ConstBufferRef, ConstBufferRef, ConstBufferRef,       \
+                                          const LayernormBackwardOptions&);                      \
+  template void layernorm_backward<Space>(Context<Space>&, BufferRef, BufferRef, BufferRef,      \
+                                          ConstBufferRef, ConstBufferRef, ConstBufferRef,        \
                                           const float*, const float*, index_t, index_t, index_t, \
                                           const LayernormBackwardOptions&);
 LLMK_FOR_EACH_SPACE(LLMK_INSTANTIATE_LAYERNORM_BACKWARD)

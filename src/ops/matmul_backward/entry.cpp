@@ -145,28 +145,6 @@ Operands<ExecSpace> validated(const TensorRef<ExecSpace>& dinp, const TensorRef<
 
 }  // namespace
 
-// --- what the list says -------------------------------------------------------
-
-const std::vector<MatmulBackwardImplInfo>& matmul_backward_impls() {
-  static const std::vector<MatmulBackwardImplInfo> infos = core::op::impl_infos<Op>();
-  return infos;
-}
-
-const std::vector<std::string>& matmul_backward_precisions() {
-  static const std::vector<std::string> names = core::op::precision_list<Op>();
-  return names;
-}
-
-template <class ExecSpace>
-bool matmul_backward_available(std::string_view impl) {
-  return core::op::available<Op, ExecSpace>(impl);
-}
-
-template <class ExecSpace>
-std::string matmul_backward_auto_impl(std::string_view precision, Math math) {
-  return core::op::auto_impl<Op, ExecSpace>(precision, math);
-}
-
 template <class ExecSpace>
 std::size_t matmul_backward_workspace_bytes(index_t M, index_t C, index_t OC, bool has_bias,
                                             const MatmulBackwardOptions& options,
@@ -225,41 +203,6 @@ void matmul_backward(Context<ExecSpace>& ctx, BufferRef dinp, BufferRef dweight,
 }
 
 template <class ExecSpace>
-void matmul_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp,
-                     const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
-                     const In<ExecSpace>& dout, const In<ExecSpace>& inp,
-                     const In<ExecSpace>& weight, const MatmulBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, options);
-}
-
-template <class ExecSpace>
-void matmul_backward(const ExecSpace& exec, const Out<ExecSpace>& dinp,
-                     const Out<ExecSpace>& dweight, const Out<ExecSpace>& dbias,
-                     const In<ExecSpace>& dout, const In<ExecSpace>& inp,
-                     const In<ExecSpace>& weight, const In<ExecSpace>& pre_gelu,
-                     const MatmulBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, pre_gelu, options);
-}
-
-template <class ExecSpace>
-void matmul_backward(const ExecSpace& exec, BufferRef dinp, BufferRef dweight, BufferRef dbias,
-                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight,
-                     ConstBufferRef pre_gelu, index_t B, index_t T, index_t C, index_t OC,
-                     const MatmulBackwardOptions& options) {
-  Context<ExecSpace> ctx = detail::implicit_context(exec);
-  matmul_backward(ctx, dinp, dweight, dbias, dout, inp, weight, pre_gelu, B, T, C, OC, options);
-}
-
-template <class ExecSpace>
-void matmul_backward(const ExecSpace& exec, BufferRef dinp, BufferRef dweight, BufferRef dbias,
-                     ConstBufferRef dout, ConstBufferRef inp, ConstBufferRef weight, index_t B,
-                     index_t T, index_t C, index_t OC, const MatmulBackwardOptions& options) {
-  matmul_backward(exec, dinp, dweight, dbias, dout, inp, weight, nullptr, B, T, C, OC, options);
-}
-
-template <class ExecSpace>
 void matmul_backward_bias_pass(Context<ExecSpace>& ctx, const Out<ExecSpace>& dbias,
                                const In<ExecSpace>& dout, std::string_view impl,
                                const MatmulBackwardOptions& options) {
@@ -301,39 +244,26 @@ void matmul_backward_bias_pass(Context<ExecSpace>& ctx, const Out<ExecSpace>& db
   });
 }
 
+LLMK_DEFINE_QUERIES(MatmulBackward, ::llmk::op::matmul_backward::Op)
+
 #define LLMK_INSTANTIATE_MATMUL_BACKWARD(Space)                                                  \
-  template bool matmul_backward_available<Space>(std::string_view);                             \
-  template std::string matmul_backward_auto_impl<Space>(std::string_view, Math);                 \
-  template std::size_t matmul_backward_workspace_bytes<Space>(                                   \
+  template std::size_t matmul_backward_workspace_bytes<Space>(                                  \
       index_t, index_t, index_t, bool, const MatmulBackwardOptions&, std::string_view, bool);   \
-  template void matmul_backward<Space>(Context<Space>&, const Out<Space>&, const Out<Space>&,    \
-                                       const Out<Space>&, const In<Space>&, const In<Space>&,    \
-                                       const In<Space>&, const MatmulBackwardOptions&);          \
-  template void matmul_backward<Space>(Context<Space>&, const Out<Space>&, const Out<Space>&,    \
-                                       const Out<Space>&, const In<Space>&, const In<Space>&,    \
-                                       const In<Space>&, const In<Space>&,                       \
-                                       const MatmulBackwardOptions&);                            \
-  template void matmul_backward<Space>(Context<Space>&, BufferRef, BufferRef, BufferRef,         \
-      ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t, index_t, index_t, index_t,        \
-      const MatmulBackwardOptions&);                                                             \
-  template void matmul_backward<Space>(Context<Space>&, BufferRef, BufferRef, BufferRef,         \
-      ConstBufferRef, ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t, index_t,          \
-      index_t, index_t, const MatmulBackwardOptions&);                                           \
-  template void matmul_backward<Space>(const Space&, const Out<Space>&, const Out<Space>&,       \
-                                       const Out<Space>&, const In<Space>&, const In<Space>&,    \
-                                       const In<Space>&, const MatmulBackwardOptions&);          \
-  template void matmul_backward<Space>(const Space&, const Out<Space>&, const Out<Space>&,       \
-                                       const Out<Space>&, const In<Space>&, const In<Space>&,    \
-                                       const In<Space>&, const In<Space>&,                       \
-                                       const MatmulBackwardOptions&);                            \
-  template void matmul_backward<Space>(const Space&, BufferRef, BufferRef, BufferRef,            \
-      ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t, index_t, index_t, index_t,        \
-      const MatmulBackwardOptions&);                                                             \
-  template void matmul_backward<Space>(const Space&, BufferRef, BufferRef, BufferRef,            \
-      ConstBufferRef, ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t, index_t,          \
-      index_t, index_t, const MatmulBackwardOptions&);                                           \
-  template void matmul_backward_bias_pass<Space>(Context<Space>&, const Out<Space>&,             \
-                                                 const In<Space>&, std::string_view,             \
+  template void matmul_backward<Space>(Context<Space>&, const Out<Space>&, const Out<Space>&,   \
+                                       const Out<Space>&, const In<Space>&, const In<Space>&,   \
+                                       const In<Space>&, const MatmulBackwardOptions&);         \
+  template void matmul_backward<Space>(Context<Space>&, const Out<Space>&, const Out<Space>&,   \
+                                       const Out<Space>&, const In<Space>&, const In<Space>&,   \
+                                       const In<Space>&, const In<Space>&,                      \
+                                       const MatmulBackwardOptions&);                           \
+  template void matmul_backward<Space>(Context<Space>&, BufferRef, BufferRef, BufferRef,        \
+      ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t, index_t, index_t, index_t,       \
+      const MatmulBackwardOptions&);                                                            \
+  template void matmul_backward<Space>(Context<Space>&, BufferRef, BufferRef, BufferRef,        \
+      ConstBufferRef, ConstBufferRef, ConstBufferRef, ConstBufferRef, index_t, index_t,         \
+      index_t, index_t, const MatmulBackwardOptions&);                                          \
+  template void matmul_backward_bias_pass<Space>(Context<Space>&, const Out<Space>&,            \
+                                                 const In<Space>&, std::string_view,            \
                                                  const MatmulBackwardOptions&);
 LLMK_FOR_EACH_SPACE(LLMK_INSTANTIATE_MATMUL_BACKWARD)
 
