@@ -147,7 +147,7 @@ void check_huge(Precision precision, const std::string& impl) {
     llmk::AttentionBackwardOptions options;
     options.impl = impl;
     options.dqkv_update = llmk::Update::overwrite;  // dqkv starts as NaN
-    if (!llmk::attention_backward_recompute_available<Space>(impl))
+    if (!llmk::available<llmk::AttentionBackwardRecompute, Space>(impl))
       GTEST_SKIP() << impl << " is not available on " << Space::name();
     auto t0 = std::chrono::steady_clock::now();
     llmk_test::attention_forward(exec, qkv.data(), out.data(), lse.data(), kB, kT, kC, kNH);

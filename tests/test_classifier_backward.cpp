@@ -67,7 +67,7 @@ const std::vector<Precision> kPrecisions = {Precision::fp32, Precision::bf16};
 // bf16 on Cuda alone.
 std::vector<std::string> impls(Precision p) {
   std::vector<std::string> v = {"auto", "fused", "naive"};
-  if (p == Precision::bf16 && llmk::classifier_backward_available<Space>("row_in_shared"))
+  if (p == Precision::bf16 && llmk::available<llmk::ClassifierBackward, Space>("row_in_shared"))
     v.push_back("row_in_shared");
   return v;
 }
@@ -216,7 +216,7 @@ TEST(classifier_backward, BadTargetsRefusedBeforeAnyWrite) {
 
 TEST(classifier_backward, Queries) {
   std::vector<std::string> names;
-  for (const auto& info : llmk::classifier_backward_impls()) {
+  for (const auto& info : llmk::impls<llmk::ClassifierBackward>()) {
     names.push_back(info.name);
     EXPECT_TRUE(info.deterministic);
     const std::vector<std::string> precisions =
@@ -225,14 +225,16 @@ TEST(classifier_backward, Queries) {
     EXPECT_EQ(info.precisions, precisions);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"row_in_shared", "fused", "naive"}));
-  EXPECT_EQ(llmk::classifier_backward_precisions(), (std::vector<std::string>{"fp32", "bf16"}));
-  const bool on_cuda = llmk::classifier_backward_available<Space>("row_in_shared");
+  EXPECT_EQ(llmk::precisions<llmk::ClassifierBackward>(),
+            (std::vector<std::string>{"fp32", "bf16"}));
+  const bool on_cuda = llmk::available<llmk::ClassifierBackward, Space>("row_in_shared");
   EXPECT_EQ(on_cuda, !llmk_test::is_host_space<Space>);
-  EXPECT_EQ(llmk::classifier_backward_auto_impl<Space>("bf16"), on_cuda ? "row_in_shared" : "fused");
-  EXPECT_EQ(llmk::classifier_backward_auto_impl<Space>("fp32"), "fused");
-  EXPECT_TRUE(llmk::classifier_backward_available<Space>("naive"));
+  EXPECT_EQ((llmk::auto_impl<llmk::ClassifierBackward, Space>("bf16")),
+            on_cuda ? "row_in_shared" : "fused");
+  EXPECT_EQ((llmk::auto_impl<llmk::ClassifierBackward, Space>("fp32")), "fused");
+  EXPECT_TRUE((llmk::available<llmk::ClassifierBackward, Space>("naive")));
   EXPECT_EQ(llmk::classifier_backward_workspace_bytes<Space>(8192, 50257, 50304), 0u);
-  EXPECT_THROW(llmk::classifier_backward_available<Space>("tiled"), std::invalid_argument);
+  EXPECT_THROW((llmk::available<llmk::ClassifierBackward, Space>("tiled")), std::invalid_argument);
 }
 
 // Rows past 2³¹ elements in all: M = 42800 rows of GPT-2's Vp = 50304 bf16
@@ -254,7 +256,7 @@ TEST(classifier_backward, HugeRows) {
   Kokkos::View<float*, Kokkos::LayoutRight, typename Space::memory_space> losses("huge_losses", M);
   const std::vector<std::int64_t> rows = {0, 1, 42689, 42690, 42691, 42692, M - 1};
   for (const std::string impl : {"row_in_shared", "fused", "naive"}) {
-    if (!llmk::classifier_backward_available<Space>(impl)) continue;  // row_in_shared: Cuda
+    if (!llmk::available<llmk::ClassifierBackward, Space>(impl)) continue;  // row_in_shared: Cuda
     SCOPED_TRACE(impl);
     fill_huge(logits, targets, V);  // afresh: the call overwrites them
     llmk::classifier_backward(Space(), logits, losses, logits, targets, 1.0f, V, with_impl(impl));

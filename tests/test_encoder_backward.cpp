@@ -283,8 +283,8 @@ std::vector<enc::Shape> order_shapes() {
 // The implementations that run on Space.
 std::vector<std::string> impls_here() {
   std::vector<std::string> names;
-  for (const llmk::EncoderBackwardImplInfo& impl : llmk::encoder_backward_impls())
-    if (llmk::encoder_backward_available<Space>(impl.name)) names.push_back(impl.name);
+  for (const llmk::EncoderBackwardImplInfo& impl : llmk::impls<llmk::EncoderBackward>())
+    if (llmk::available<llmk::EncoderBackward, Space>(impl.name)) names.push_back(impl.name);
   return names;
 }
 

@@ -78,9 +78,9 @@ TEST(HostBlas, AutoRule) {
 
 TEST(HostBlas, AutoFollowsTheRule) {
   if (!kHostSpace) GTEST_SKIP() << "the host BLAS rule is for host spaces";
-  const bool blas_compiled = llmk::matmul_backward_available<Space>("kokkoskernels");
+  const bool blas_compiled = llmk::available<llmk::MatmulBackward, Space>("kokkoskernels");
   const bool may = llmk::host_blas_runs_auto(llmk::host_blas(), Space().concurrency());
-  const bool onednn_compiled = llmk::matmul_backward_available<Space>("onednn");
+  const bool onednn_compiled = llmk::available<llmk::MatmulBackward, Space>("onednn");
   for (const bool bf16 : {false, true}) {
     SCOPED_TRACE(bf16 ? "bf16" : "fp32");
     namespace mb = llmk::op::matmul_backward;
@@ -89,7 +89,7 @@ TEST(HostBlas, AutoFollowsTheRule) {
                         (bf16 ? mb::Onednn::runs_here<mb::Bf16>() &&
                                     !mb::Onednn::auto_skips<mb::Bf16>({})
                               : !mb::Onednn::auto_skips<mb::Fp32>({}));
-    const std::string chosen = llmk::matmul_backward_auto_impl<Space>(bf16 ? "bf16" : "fp32");
+    const std::string chosen = llmk::auto_impl<llmk::MatmulBackward, Space>(bf16 ? "bf16" : "fp32");
     EXPECT_EQ(chosen == "kokkoskernels", blas)
         << "auto chose '" << chosen << "'; kokkoskernels " << (blas_compiled ? "is" : "is not")
         << " compiled; the host BLAS: " << llmk::host_blas().library << ", "
@@ -101,10 +101,10 @@ TEST(HostBlas, AutoFollowsTheRule) {
 }
 
 TEST(HostBlas, OnednnBf16WhereTheCpuRunsIt) {
-  if (!llmk::matmul_backward_available<Space>("onednn"))
+  if (!llmk::available<llmk::MatmulBackward, Space>("onednn"))
     GTEST_SKIP() << "onednn is not compiled in or not available on " << Space::name();
   bool listed = false;
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::impls<llmk::MatmulBackward>())
     if (info.name == "onednn")
       for (const std::string& p : info.precisions) listed = listed || p == "bf16";
   // (Through the trait: onednn_runs_bf16 itself is defined only where

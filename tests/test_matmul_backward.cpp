@@ -30,10 +30,10 @@ using llmk_test::Precision;
 // implementation runs fp32 and says how it computes dbias and GELU's
 // backward; naive and the portable kernels are there on every space.
 void check_matmul_infos() {
-  EXPECT_EQ(llmk::matmul_backward_precisions(),
+  EXPECT_EQ(llmk::precisions<llmk::MatmulBackward>(),
             (std::vector<std::string>{"fp32", "bf16", "bf16-fp32grad"}));
   std::set<std::string> names;
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::impls<llmk::MatmulBackward>()) {
     SCOPED_TRACE(info.name);
     names.insert(info.name);
     EXPECT_TRUE(llmk_test::declares(info, Precision::fp32));
@@ -42,7 +42,7 @@ void check_matmul_infos() {
   }
   for (const char* portable : {"naive", "team", "tiled"}) {
     EXPECT_EQ(names.count(portable), 1u) << portable;
-    EXPECT_TRUE(llmk::matmul_backward_available<Space>(portable)) << portable;
+    EXPECT_TRUE((llmk::available<llmk::MatmulBackward, Space>(portable))) << portable;
   }
 }
 
@@ -109,8 +109,8 @@ void check_bias_pass() {
   const llmk_test::HostProblem p = llmk_test::make_problem(shape, 41, {});
   const std::int64_t M = shape.M(), OC = shape.OC;
   int tested = 0;
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
-    if (info.dbias == "fused" || !llmk::matmul_backward_available<Space>(info.name)) continue;
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::impls<llmk::MatmulBackward>()) {
+    if (info.dbias == "fused" || !llmk::available<llmk::MatmulBackward, Space>(info.name)) continue;
     ++tested;
     for (const bool overwrite : {false, true}) {
       SCOPED_TRACE(info.name + (overwrite ? ": overwritten" : ": accumulated"));

@@ -177,7 +177,7 @@ void Views::PaddedRank3View() {
 
 // --- implementations -----------------------------------------------------------
 // The bias pass of the benchmarks refuses unknown names as the entry points do
-// (the contract's ImplNames: matmul_backward_available, _workspace_bytes).
+// (the contract's ImplNames: llmk::available, matmul_backward_workspace_bytes).
 void unknown_name_in_the_bias_pass() {
   llmk::Context<Host> ctx;
   const llmk::Vector<Host> dbias("dbias", 5);
@@ -190,11 +190,11 @@ void unknown_name_in_the_bias_pass() {
 // build without CUDA) is known by name but not available: the message says so.
 void Views::ImplementationNotCompiledIn() {
   int missing = 0;
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::impls<llmk::MatmulBackward>()) {
     if (info.compiled) continue;
     ++missing;
     SCOPED_TRACE(info.name);
-    EXPECT_FALSE(llmk::matmul_backward_available<Host>(info.name));
+    EXPECT_FALSE((llmk::available<llmk::MatmulBackward, Host>(info.name)));
     expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, inp, weight, info.name); },
                             {"implementation '" + info.name + "'", "not available",
                              "not part of this build"},
@@ -207,8 +207,8 @@ void Views::ImplementationNotCompiledIn() {
 // CUDA build).
 void Views::ImplementationNotAvailableOnTheSpace() {
   int unavailable = 0;
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
-    if (!info.compiled || llmk::matmul_backward_available<Host>(info.name)) continue;
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::impls<llmk::MatmulBackward>()) {
+    if (!info.compiled || llmk::available<llmk::MatmulBackward, Host>(info.name)) continue;
     ++unavailable;
     SCOPED_TRACE(info.name);
     expect_invalid_argument([&] { call(dinp, dweight, dbias, dout, inp, weight, info.name); },
@@ -224,8 +224,8 @@ void Views::ImplementationNotAvailableOnTheSpace() {
 void Views::UnavailableImplementationOnEmptyProblem() {
   const Matrix dinp0("dinp", M, 0), dweight0("dweight", OC, 0), inp0("inp", M, 0),
       weight0("weight", OC, 0);
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
-    if (llmk::matmul_backward_available<Host>(info.name)) continue;
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::impls<llmk::MatmulBackward>()) {
+    if (llmk::available<llmk::MatmulBackward, Host>(info.name)) continue;
     SCOPED_TRACE(info.name);
     expect_invalid_argument([&] { call(dinp0, dweight0, dbias, dout, inp0, weight0, info.name); },
                             {"'" + info.name + "'", "not available"}, {span_of("dbias", dbias)});
@@ -338,8 +338,8 @@ struct TypedViews : Views {
 // An implementation asked for a configuration its info does not declare.
 void TypedViews::ImplementationWithoutThePrecision() {
   int tested = 0;
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
-    if (!llmk::matmul_backward_available<Host>(info.name)) continue;
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::impls<llmk::MatmulBackward>()) {
+    if (!llmk::available<llmk::MatmulBackward, Host>(info.name)) continue;
     const auto& ps = info.precisions;
     const bool bf16 = std::find(ps.begin(), ps.end(), "bf16") != ps.end();
     const bool mixed = std::find(ps.begin(), ps.end(), "bf16-fp32grad") != ps.end();
@@ -373,8 +373,8 @@ void TypedViews::ImplementationWithoutThePrecision() {
 void TypedViews::Tf32OfAnImplementationWithoutIt() {
   bool any_tf32 = false;
   int tested = 0;
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls()) {
-    if (!llmk::matmul_backward_available<Host>(info.name)) continue;
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::impls<llmk::MatmulBackward>()) {
+    if (!llmk::available<llmk::MatmulBackward, Host>(info.name)) continue;
     any_tf32 = any_tf32 || info.tf32;
     if (info.tf32) continue;
     ++tested;
@@ -401,8 +401,8 @@ void TypedViews::Tf32OfAnImplementationWithoutIt() {
 // Math::tf32 with bf16 inputs: refused whatever the implementation.
 void TypedViews::Tf32WithBf16Inputs() {
   std::vector<std::string> names{"auto"};
-  for (const llmk::MatmulBackwardImplInfo& info : llmk::matmul_backward_impls())
-    if (llmk::matmul_backward_available<Host>(info.name)) names.push_back(info.name);
+  for (const llmk::MatmulBackwardImplInfo& info : llmk::impls<llmk::MatmulBackward>())
+    if (llmk::available<llmk::MatmulBackward, Host>(info.name)) names.push_back(info.name);
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     expect_invalid_argument(

@@ -210,15 +210,15 @@ int run(const Args& args) {
   const auto shown = [](const std::string& name, const std::string& chosen) {
     return name == "auto" ? "auto (" + chosen + ")" : name;
   };
-  const std::string attention_auto = args.attention == "recompute"
-                                         ? llmk::attention_backward_recompute_auto_impl<Exec>(p)
-                                         : llmk::attention_backward_auto_impl<Exec>(p);
+  const std::string attention_auto =
+      args.attention == "recompute" ? llmk::auto_impl<llmk::AttentionBackwardRecompute, Exec>(p)
+                                    : llmk::auto_impl<llmk::AttentionBackward, Exec>(p);
   std::printf("implementations: matmul %s, layernorm %s, attention %s, classifier %s, encoder %s\n",
-              shown(im.matmul, llmk::matmul_backward_auto_impl<Exec>(p)).c_str(),
-              shown(im.layernorm, llmk::layernorm_backward_auto_impl<Exec>(p)).c_str(),
+              shown(im.matmul, llmk::auto_impl<llmk::MatmulBackward, Exec>(p)).c_str(),
+              shown(im.layernorm, llmk::auto_impl<llmk::LayernormBackward, Exec>(p)).c_str(),
               shown(im.attention, attention_auto).c_str(),
-              shown(im.classifier, llmk::classifier_backward_auto_impl<Exec>(p)).c_str(),
-              shown(im.encoder, llmk::encoder_backward_auto_impl<Exec>(p)).c_str());
+              shown(im.classifier, llmk::auto_impl<llmk::ClassifierBackward, Exec>(p)).c_str(),
+              shown(im.encoder, llmk::auto_impl<llmk::EncoderBackward, Exec>(p)).c_str());
   const llmk::HostBlas blas = llmk::host_blas();
   std::printf("host BLAS: %s, %s threads (%d), kernels %s%s\n", blas.library.c_str(),
               blas.threading.c_str(), blas.threads, blas.core.c_str(),

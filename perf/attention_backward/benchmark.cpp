@@ -45,7 +45,7 @@ ref::Shape shape_of(const Options& opt) { return {"perf", opt.B, opt.T, opt.C, o
 // Whether `name` is the recompute variant's (attention_backward_recompute:
 // out and lse in place of att) rather than attention_backward's.
 bool is_recompute(const std::string& name) {
-  for (const ImplInfo& info : attention_backward_recompute_impls())
+  for (const ImplInfo& info : llmk::impls<llmk::AttentionBackwardRecompute>())
     if (info.name == name) return true;
   return false;
 }
@@ -247,7 +247,8 @@ class Benchmark {
     check_sizes(s);
     const std::string backend = ExecSpace::name();
     impls_ = implementations().select(opt_.impls, backend);
-    precisions_ = select_precisions(opt_.precisions, with_tf32(attention_backward_precisions()));
+    precisions_ =
+        select_precisions(opt_.precisions, with_tf32(llmk::precisions<llmk::AttentionBackward>()));
     peers_ = peers_for(backend);
 
     Suite suite;
@@ -299,9 +300,9 @@ class Benchmark {
     reference::Precision p;
     if (!reference::parse_precision(name, p))
       throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
-    const auto rules = declared_rules<Peer>(
-        implementations(), opt_.impls != "all", [p](const std::string&) {
-          return attention_backward_auto_impl<ExecSpace>(storage_name(p), math_of(p));
+    const auto rules =
+        declared_rules<Peer>(implementations(), opt_.impls != "all", [p](const std::string&) {
+          return llmk::auto_impl<llmk::AttentionBackward, ExecSpace>(storage_name(p), math_of(p));
         });
     const std::vector<Planned> planned =
         plan_rows(name, ExecSpace::name(), impls_, peers_, env.opt.peers, rules);
@@ -332,15 +333,16 @@ class Benchmark {
 const Implementations& implementations() {
   static const Implementations impls(
       [] {
-        std::vector<ImplInfo> all(attention_backward_impls().begin(),
-                                  attention_backward_impls().end());
-        for (const ImplInfo& info : attention_backward_recompute_impls()) all.push_back(info);
+        std::vector<ImplInfo> all(llmk::impls<llmk::AttentionBackward>().begin(),
+                                  llmk::impls<llmk::AttentionBackward>().end());
+        for (const ImplInfo& info : llmk::impls<llmk::AttentionBackwardRecompute>())
+          all.push_back(info);
         return all;
       }(),
       [](auto space, const std::string& name) {
         using Space = typename decltype(space)::type;
-        return is_recompute(name) ? attention_backward_recompute_available<Space>(name)
-                                  : attention_backward_available<Space>(name);
+        return is_recompute(name) ? llmk::available<llmk::AttentionBackwardRecompute, Space>(name)
+                                  : llmk::available<llmk::AttentionBackward, Space>(name);
       });
   return impls;
 }
@@ -363,10 +365,11 @@ void add_options(CLI::App& app, Options& opt) {
       ->capture_default_str()
       ->check(implementations().validator());
   app.add_option("--precision", opt.precisions,
-                 "comma list of " + join(with_tf32(attention_backward_precisions())) +
+                 "comma list of " + join(with_tf32(llmk::precisions<llmk::AttentionBackward>())) +
                      ", or 'all': each implementation and peer gets a row for each of them it runs")
       ->capture_default_str()
-      ->check(list_validator(with_tf32(attention_backward_precisions()), "precision", "PRECISIONS"));
+      ->check(list_validator(with_tf32(llmk::precisions<llmk::AttentionBackward>()), "precision",
+                             "PRECISIONS"));
   app.add_flag("--overwrite-dqkv", opt.overwrite_dqkv,
                "dqkv = instead of += (Update::overwrite, as llm.c's backward, where qkv's "
                "gradient is a fresh buffer); its initial values are NaN, never read");

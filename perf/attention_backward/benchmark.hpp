@@ -2,7 +2,7 @@
 // options (the problem's sizes, the implementations and precisions to time,
 // dqkv accumulated) and its run: per precision, one row per llmk
 // implementation that declares it, in the order of
-// llmk::attention_backward_impls(), then the peers (peers.hpp): peer:copy, a
+// llmk::impls<llmk::AttentionBackward>(), then the peers (peers.hpp): peer:copy, a
 // device copy moving as many bytes as a call must, and on the host
 // peer:openblas (fp32: OpenBLAS sgemm per (b, h) around the same softmax
 // backward). All on the same inputs, each validated against the float64
@@ -31,7 +31,7 @@ struct Options {
   bool overwrite_dqkv = false;      // Update::overwrite on dqkv (llm.c's; default +=)
 };
 
-// llmk::attention_backward_impls() and where each runs, for --impl.
+// llmk::impls<llmk::AttentionBackward>() and where each runs, for --impl.
 const Implementations& implementations();
 
 // --B --T --C --NH (zero B, T, C are a valid no-op), --impl, --precision,

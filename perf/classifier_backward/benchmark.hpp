@@ -30,7 +30,7 @@ struct Options {
   bool no_target_check = false;     // options.check_targets = false
 };
 
-// llmk::classifier_backward_impls() and where each runs, for --impl.
+// llmk::impls<llmk::ClassifierBackward>() and where each runs, for --impl.
 const Implementations& implementations();
 
 // --B --T --V --Vp, --impl, --precision, --dloss-per-position, --no-target-check.

@@ -41,7 +41,7 @@ struct SpaceTag {
 class Implementations {
  public:
   // available(SpaceTag<ExecSpace>{}, name) -> bool: whether `name` ("auto"
-  // too) runs on ExecSpace, e.g. llmk::matmul_backward_available<ExecSpace>.
+  // too) runs on ExecSpace, e.g. llmk::available<llmk::MatmulBackward, ExecSpace>.
   // Asked once per backend of this build and name, here.
   template <class Info, class Available>
   Implementations(const std::vector<Info>& registry, Available&& available) {

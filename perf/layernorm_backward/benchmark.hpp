@@ -2,7 +2,7 @@
 // options (the problem's sizes, the implementations and precisions to time,
 // dinp overwritten) and its run: per precision, one row per llmk
 // implementation that declares it, in the order of
-// llmk::layernorm_backward_impls(), then the peers (peers.hpp): peer:copy, a
+// llmk::impls<llmk::LayernormBackward>(), then the peers (peers.hpp): peer:copy, a
 // device copy moving as many bytes as the operation, the bandwidth ceiling
 // every row's "% copy" compares with; on Cuda peer:llmc-style, llm.c's
 // algorithm. All on the same inputs, each that computes something validated
@@ -29,7 +29,7 @@ struct Options {
   bool overwrite_dinp = false;      // Update::overwrite on dinp (default +=, as llm.c's residual stream)
 };
 
-// llmk::layernorm_backward_impls() and where each runs, for --impl.
+// llmk::impls<llmk::LayernormBackward>() and where each runs, for --impl.
 const Implementations& implementations();
 
 // --B --T --C (zero sizes are a valid no-op), --impl, whose help lists the

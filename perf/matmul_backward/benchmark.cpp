@@ -40,10 +40,12 @@ void check_sizes(const reference::Shape& s) {
   product(s.OC, s.C, "OC·C");
 }
 
-std::vector<std::string> precision_names() { return with_tf32(matmul_backward_precisions()); }
+std::vector<std::string> precision_names() {
+  return with_tf32(llmk::precisions<llmk::MatmulBackward>());
+}
 
 const MatmulBackwardImplInfo& info_of(const std::string& name) {
-  for (const MatmulBackwardImplInfo& info : matmul_backward_impls())
+  for (const MatmulBackwardImplInfo& info : llmk::impls<llmk::MatmulBackward>())
     if (info.name == name) return info;
   throw std::logic_error("llmk-perf: no implementation '" + name + "'");
 }
@@ -283,11 +285,10 @@ class Benchmark {
     reference::Precision p;
     if (!reference::parse_precision(name, p))
       throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
-    auto rules = declared_rules<Peer>(implementations(), opt_.impls != "all",
-                                      [p](const std::string&) {
-                                        return matmul_backward_auto_impl<ExecSpace>(
-                                            storage_name(p), math_of(p));
-                                      });
+    auto rules =
+        declared_rules<Peer>(implementations(), opt_.impls != "all", [p](const std::string&) {
+          return llmk::auto_impl<llmk::MatmulBackward, ExecSpace>(storage_name(p), math_of(p));
+        });
     rules.copy_row = false;  // the products' ceiling is the device's peak, not a copy
     const reference::Shape& s = opt_.shape;
     rules.peer_skip = [&](const Peer& peer) {
@@ -342,9 +343,10 @@ class Benchmark {
 }  // namespace
 
 const Implementations& implementations() {
-  static const Implementations impls(matmul_backward_impls(), [](auto space, const std::string& name) {
-    return matmul_backward_available<typename decltype(space)::type>(name);
-  });
+  static const Implementations impls(
+      llmk::impls<llmk::MatmulBackward>(), [](auto space, const std::string& name) {
+        return llmk::available<llmk::MatmulBackward, typename decltype(space)::type>(name);
+      });
   return impls;
 }
 

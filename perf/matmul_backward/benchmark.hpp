@@ -1,7 +1,7 @@
 // The matmul backward in llmk-perf: its options (the problem's sizes, the
 // implementations and precisions to time, GELU, dinp overwritten) and its
 // run: per precision, one row per llmk implementation that declares it, in
-// the order of llmk::matmul_backward_impls(), then the peers (peers.hpp) that
+// the order of llmk::impls<llmk::MatmulBackward>(), then the peers (peers.hpp) that
 // run it, all on the same inputs, each validated against the float64
 // reference of llmk_matmul_backward_reference before it is timed. One
 // precision's buffers are freed before the next one's are made.
@@ -26,7 +26,7 @@ struct Options {
   bool overwrite_dinp = false;      // Update::overwrite on dinp (llm.c's training)
 };
 
-// llmk::matmul_backward_impls() and where each runs, for --impl.
+// llmk::impls<llmk::MatmulBackward>() and where each runs, for --impl.
 const Implementations& implementations();
 
 // --B --T --C --OC (zero sizes are a valid no-op), --impl, whose help lists

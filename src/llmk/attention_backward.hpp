@@ -78,7 +78,7 @@
 namespace llmk {
 
 struct AttentionBackwardOptions {
-  // An implementation's name (attention_backward_impls()), or "auto".
+  // An implementation's name (llmk::impls<llmk::AttentionBackward>()), or "auto".
   std::string impl = "auto";
   Math math = Math::fp32;
   // dqkv += the gradient; Update::overwrite: dqkv = the gradient, never read.
@@ -88,34 +88,14 @@ struct AttentionBackwardOptions {
 using AttentionBackwardImplInfo = ImplInfo;
 
 // The operation as llmk's generic queries name it: impls<AttentionBackward>(),
-// available<AttentionBackward, Space>(impl), ... (llmk/operation.hpp).
+// available<AttentionBackward, Space>(impl), ... (llmk/operation.hpp). Precisions:
+// "fp32", "bf16".
 struct AttentionBackward {
   using Options = AttentionBackwardOptions;
   using ImplInfo = AttentionBackwardImplInfo;
 };
 extern template struct OpQueries<AttentionBackward>;  // instantiated in the library
 
-// Every implementation llmk knows, compiled into this build or not, in the
-// order "auto" prefers them.
-inline const std::vector<AttentionBackwardImplInfo>& attention_backward_impls() {
-  return impls<AttentionBackward>();
-}
-// The precision configurations: "fp32", "bf16".
-inline const std::vector<std::string>& attention_backward_precisions() {
-  return precisions<AttentionBackward>();
-}
-// Whether `impl` ("auto" included) is compiled in and runs on ExecSpace.
-template <class ExecSpace>
-bool attention_backward_available(std::string_view impl) {
-  return available<AttentionBackward, ExecSpace>(impl);
-}
-// The implementation that "auto" stands for on ExecSpace, for a precision and
-// math mode.
-template <class ExecSpace>
-std::string attention_backward_auto_impl(std::string_view precision = "fp32",
-                                         Math math = Math::fp32) {
-  return auto_impl<AttentionBackward, ExecSpace>(precision, math);
-}
 // Bytes of workspace a call with these sizes needs (Context::use_workspace).
 // "materialized" holds B·NH·T·T floats (datt, then dpreatt); "cublas"
 // two B·NH·T·T arrays of the inputs' type (8 bytes per element in fp32, 4
@@ -167,23 +147,7 @@ struct AttentionBackwardRecompute {
 };
 extern template struct OpQueries<AttentionBackwardRecompute>;  // instantiated in the library
 
-// Its implementations ("flash"), precisions, availability, "auto" and
-// workspace, as the queries above. The workspace is D, B·NH·T floats.
-inline const std::vector<AttentionBackwardImplInfo>& attention_backward_recompute_impls() {
-  return impls<AttentionBackwardRecompute>();
-}
-inline const std::vector<std::string>& attention_backward_recompute_precisions() {
-  return precisions<AttentionBackwardRecompute>();
-}
-template <class ExecSpace>
-bool attention_backward_recompute_available(std::string_view impl) {
-  return available<AttentionBackwardRecompute, ExecSpace>(impl);
-}
-template <class ExecSpace>
-std::string attention_backward_recompute_auto_impl(std::string_view precision = "fp32",
-                                                   Math math = Math::fp32) {
-  return auto_impl<AttentionBackwardRecompute, ExecSpace>(precision, math);
-}
+// Its workspace, as the query above: D, B·NH·T floats.
 template <class ExecSpace>
 std::size_t attention_backward_recompute_workspace_bytes(
     index_t B, index_t T, index_t C, index_t NH, const AttentionBackwardOptions& options = {},

@@ -40,7 +40,7 @@
 namespace llmk {
 
 struct ClassifierBackwardOptions {
-  // An implementation's name (classifier_backward_impls()), or "auto".
+  // An implementation's name (llmk::impls<llmk::ClassifierBackward>()), or "auto".
   std::string impl = "auto";
   // Whether the call checks the targets first. false saves a wait for the
   // device (the check's result) per call; a target outside [0, V) then
@@ -111,32 +111,14 @@ template <class ExecSpace>
 using Dloss = DlossRef<typename detail::NoDeduce<ExecSpace>::type>;
 
 // The operation as llmk's generic queries name it: impls<ClassifierBackward>(),
-// available<ClassifierBackward, Space>(impl), ... (llmk/operation.hpp).
+// available<ClassifierBackward, Space>(impl), ... (llmk/operation.hpp). Precisions:
+// "fp32", "bf16".
 struct ClassifierBackward {
   using Options = ClassifierBackwardOptions;
   using ImplInfo = ClassifierBackwardImplInfo;
 };
 extern template struct OpQueries<ClassifierBackward>;  // instantiated in the library
 
-// Every implementation llmk knows, compiled into this build or not, in the
-// order "auto" prefers them.
-inline const std::vector<ClassifierBackwardImplInfo>& classifier_backward_impls() {
-  return impls<ClassifierBackward>();
-}
-// The precision configurations: "fp32", "bf16".
-inline const std::vector<std::string>& classifier_backward_precisions() {
-  return precisions<ClassifierBackward>();
-}
-// Whether `impl` ("auto" included) is compiled in and runs on ExecSpace.
-template <class ExecSpace>
-bool classifier_backward_available(std::string_view impl) {
-  return available<ClassifierBackward, ExecSpace>(impl);
-}
-// The implementation that "auto" stands for on ExecSpace and a precision.
-template <class ExecSpace>
-std::string classifier_backward_auto_impl(std::string_view precision = "fp32") {
-  return auto_impl<ClassifierBackward, ExecSpace>(precision);
-}
 // Bytes of workspace a call with these sizes needs (none today).
 template <class ExecSpace>
 std::size_t classifier_backward_workspace_bytes(index_t M, index_t V, index_t Vp,

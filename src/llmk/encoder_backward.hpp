@@ -45,7 +45,7 @@
 namespace llmk {
 
 struct EncoderBackwardOptions {
-  // An implementation's name (encoder_backward_impls()), or "auto".
+  // An implementation's name (llmk::impls<llmk::EncoderBackward>()), or "auto".
   std::string impl = "auto";
   Update dwte_update = Update::accumulate;
   Update dwpe_update = Update::accumulate;
@@ -69,28 +69,14 @@ using TokensView = Kokkos::View<const int**, Kokkos::LayoutRight, typename ExecS
                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 // The operation as llmk's generic queries name it: impls<EncoderBackward>(),
-// available<EncoderBackward, Space>(impl), ... (llmk/operation.hpp).
+// available<EncoderBackward, Space>(impl), ... (llmk/operation.hpp). Precisions:
+// "fp32", "bf16", "bf16-fp32grad".
 struct EncoderBackward {
   using Options = EncoderBackwardOptions;
   using ImplInfo = EncoderBackwardImplInfo;
 };
 extern template struct OpQueries<EncoderBackward>;  // instantiated in the library
 
-inline const std::vector<EncoderBackwardImplInfo>& encoder_backward_impls() {
-  return impls<EncoderBackward>();
-}
-// "fp32", "bf16", "bf16-fp32grad".
-inline const std::vector<std::string>& encoder_backward_precisions() {
-  return precisions<EncoderBackward>();
-}
-template <class ExecSpace>
-bool encoder_backward_available(std::string_view impl) {
-  return available<EncoderBackward, ExecSpace>(impl);
-}
-template <class ExecSpace>
-std::string encoder_backward_auto_impl(std::string_view precision = "fp32") {
-  return auto_impl<EncoderBackward, ExecSpace>(precision);
-}
 // Bytes of workspace a call needs (Context::use_workspace): the sort of the
 // B·T positions by token ("sorted": 4·(3·V + 4·B·T + 4) bytes; "block_sort":
 // 4·(V + 7·B·T + 2)), and the sums of the runs of the tokens at more than 32

@@ -46,7 +46,7 @@
 namespace llmk {
 
 struct GeluBackwardOptions {
-  // An implementation's name (gelu_backward_impls()), or "auto".
+  // An implementation's name (llmk::impls<llmk::GeluBackward>()), or "auto".
   std::string impl = "auto";
   Update dinp_update = Update::accumulate;
 };
@@ -54,32 +54,14 @@ struct GeluBackwardOptions {
 using GeluBackwardImplInfo = ImplInfo;
 
 // The operation as llmk's generic queries name it: impls<GeluBackward>(),
-// available<GeluBackward, Space>(impl), ... (llmk/operation.hpp).
+// available<GeluBackward, Space>(impl), ... (llmk/operation.hpp). Precisions:
+// "fp32", "bf16".
 struct GeluBackward {
   using Options = GeluBackwardOptions;
   using ImplInfo = GeluBackwardImplInfo;
 };
 extern template struct OpQueries<GeluBackward>;  // instantiated in the library
 
-// Every implementation llmk knows, compiled into this build or not, in the
-// order "auto" prefers them.
-inline const std::vector<GeluBackwardImplInfo>& gelu_backward_impls() {
-  return impls<GeluBackward>();
-}
-// The precision configurations: "fp32", "bf16".
-inline const std::vector<std::string>& gelu_backward_precisions() {
-  return precisions<GeluBackward>();
-}
-// Whether `impl` ("auto" included) is compiled in and runs on ExecSpace.
-template <class ExecSpace>
-bool gelu_backward_available(std::string_view impl) {
-  return available<GeluBackward, ExecSpace>(impl);
-}
-// The implementation that "auto" stands for on ExecSpace and a precision.
-template <class ExecSpace>
-std::string gelu_backward_auto_impl(std::string_view precision = "fp32") {
-  return auto_impl<GeluBackward, ExecSpace>(precision);
-}
 // Bytes of workspace a call of N elements needs (Context::use_workspace): 0.
 template <class ExecSpace>
 std::size_t gelu_backward_workspace_bytes(index_t N, const GeluBackwardOptions& options = {},

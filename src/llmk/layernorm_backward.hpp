@@ -36,7 +36,7 @@
 namespace llmk {
 
 struct LayernormBackwardOptions {
-  // An implementation's name (layernorm_backward_impls()), or "auto".
+  // An implementation's name (llmk::impls<llmk::LayernormBackward>()), or "auto".
   std::string impl = "auto";
   Update dinp_update = Update::accumulate;
   Update dweight_update = Update::accumulate;
@@ -46,32 +46,14 @@ struct LayernormBackwardOptions {
 using LayernormBackwardImplInfo = ImplInfo;
 
 // The operation as llmk's generic queries name it: impls<LayernormBackward>(),
-// available<LayernormBackward, Space>(impl), ... (llmk/operation.hpp).
+// available<LayernormBackward, Space>(impl), ... (llmk/operation.hpp). Precisions:
+// "fp32", "bf16", "bf16-fp32grad".
 struct LayernormBackward {
   using Options = LayernormBackwardOptions;
   using ImplInfo = LayernormBackwardImplInfo;
 };
 extern template struct OpQueries<LayernormBackward>;  // instantiated in the library
 
-// Every implementation llmk knows, compiled into this build or not, in the
-// order "auto" prefers them.
-inline const std::vector<LayernormBackwardImplInfo>& layernorm_backward_impls() {
-  return impls<LayernormBackward>();
-}
-// The precision configurations: "fp32", "bf16", "bf16-fp32grad".
-inline const std::vector<std::string>& layernorm_backward_precisions() {
-  return precisions<LayernormBackward>();
-}
-// Whether `impl` ("auto" included) is compiled in and runs on ExecSpace.
-template <class ExecSpace>
-bool layernorm_backward_available(std::string_view impl) {
-  return available<LayernormBackward, ExecSpace>(impl);
-}
-// The implementation that "auto" stands for on ExecSpace and a precision.
-template <class ExecSpace>
-std::string layernorm_backward_auto_impl(std::string_view precision = "fp32") {
-  return auto_impl<LayernormBackward, ExecSpace>(precision);
-}
 // Bytes of workspace a call with these sizes needs (Context::use_workspace).
 template <class ExecSpace>
 std::size_t layernorm_backward_workspace_bytes(index_t M, index_t C, bool has_bias,

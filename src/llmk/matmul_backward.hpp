@@ -23,7 +23,7 @@
 // kernels; cuBLAS and cuBLASLt round the product before adding an old bf16
 // value or applying DGELU, as llm.c's and PyTorch's bf16 do).
 // options.math = Math::tf32 lets float32 products use TF32 tensor cores
-// (implementations that have them: matmul_backward_impls()).
+// (implementations that have them: llmk::impls<llmk::MatmulBackward>()).
 //
 // A call either completes or throws before it touches any output:
 //  - bad arguments (extents, element types, null pointers, aliasing: an
@@ -74,7 +74,7 @@
 namespace llmk {
 
 struct MatmulBackwardOptions {
-  // An implementation's name (matmul_backward_impls() lists them), or "auto":
+  // An implementation's name (llmk::impls<llmk::MatmulBackward>() lists them), or "auto":
   // the first one available on the execution space that runs the call's
   // precision and math mode, in that list's order.
   std::string impl = "auto";
@@ -93,33 +93,14 @@ struct MatmulBackwardImplInfo : ImplInfo {
 };
 
 // The operation as llmk's generic queries name it: impls<MatmulBackward>(),
-// available<MatmulBackward, Space>(impl), ... (llmk/operation.hpp).
+// available<MatmulBackward, Space>(impl), ... (llmk/operation.hpp). Precisions:
+// "fp32", "bf16", "bf16-fp32grad".
 struct MatmulBackward {
   using Options = MatmulBackwardOptions;
   using ImplInfo = MatmulBackwardImplInfo;
 };
 extern template struct OpQueries<MatmulBackward>;  // instantiated in the library
 
-// Every implementation llmk knows, compiled into this build or not, in the
-// order "auto" prefers them.
-inline const std::vector<MatmulBackwardImplInfo>& matmul_backward_impls() {
-  return impls<MatmulBackward>();
-}
-// The precision configurations: "fp32", "bf16", "bf16-fp32grad".
-inline const std::vector<std::string>& matmul_backward_precisions() {
-  return precisions<MatmulBackward>();
-}
-// Whether `impl` ("auto" included) is compiled in and runs on ExecSpace.
-template <class ExecSpace>
-bool matmul_backward_available(std::string_view impl) {
-  return available<MatmulBackward, ExecSpace>(impl);
-}
-// The implementation that "auto" stands for on ExecSpace, for a precision
-// configuration and math mode.
-template <class ExecSpace>
-std::string matmul_backward_auto_impl(std::string_view precision = "fp32", Math math = Math::fp32) {
-  return auto_impl<MatmulBackward, ExecSpace>(precision, math);
-}
 // Bytes of workspace a call with these sizes needs (see Context::use_workspace).
 template <class ExecSpace>
 std::size_t matmul_backward_workspace_bytes(index_t M, index_t C, index_t OC, bool has_bias,

@@ -38,7 +38,6 @@ struct ImplInfo {
 //   llmk::available<Op, Space>(impl)  whether impl is compiled and runs on Space
 //                                 ("auto" always; an unknown name throws)
 //   llmk::auto_impl<Op, Space>(precision, math)  what "auto" picks there
-// The named forms (gelu_backward_impls(), ...) are the same calls.
 template <class Op>
 struct OpQueries {
   static const std::vector<typename Op::ImplInfo>& impls();

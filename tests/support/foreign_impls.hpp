@@ -25,13 +25,13 @@ namespace llmk_test {
 template <class Info>
 std::vector<std::string> foreign_impls_of(const std::vector<Info>& own) {
   return foreign_impl_names(as_impl_infos(own),
-                            {as_impl_infos(llmk::matmul_backward_impls()),
-                             as_impl_infos(llmk::layernorm_backward_impls()),
-                             as_impl_infos(llmk::gelu_backward_impls()),
-                             as_impl_infos(llmk::encoder_backward_impls()),
-                             as_impl_infos(llmk::classifier_backward_impls()),
-                             as_impl_infos(llmk::attention_backward_impls()),
-                             as_impl_infos(llmk::attention_backward_recompute_impls())});
+                            {as_impl_infos(llmk::impls<llmk::MatmulBackward>()),
+                             as_impl_infos(llmk::impls<llmk::LayernormBackward>()),
+                             as_impl_infos(llmk::impls<llmk::GeluBackward>()),
+                             as_impl_infos(llmk::impls<llmk::EncoderBackward>()),
+                             as_impl_infos(llmk::impls<llmk::ClassifierBackward>()),
+                             as_impl_infos(llmk::impls<llmk::AttentionBackward>()),
+                             as_impl_infos(llmk::impls<llmk::AttentionBackwardRecompute>())});
 }
 
 // An adapter's base (tests/contract/operation.hpp lists what an adapter

@@ -1,6 +1,6 @@
 // The matmul backward's implementations: one ordered list. Its order is the
 // order "auto" prefers them in (the first available on the space wins) and
-// the order matmul_backward_impls() lists them; names, lookup, availability,
+// the order llmk::impls<llmk::MatmulBackward>() lists them; names, lookup, availability,
 // dispatch, the perf table's rows and the tests' parameters all derive from
 // it. To add an implementation: write its struct in its own header (the
 // traits of ImplDefaults in problem.hpp, and run()), include it here and put
