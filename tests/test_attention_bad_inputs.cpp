@@ -5,14 +5,18 @@
 // (<op>/Heads.*): C not a multiple of NH, NH = 0 (and attention_backward's
 // att with its last two extents unequal), each refused naming what is
 // wrong, through the views and the raw pointers, every array bitwise as it
-// was.
-#include "contract/bad_inputs.hpp"
-#include "support/attention_recompute_adapter.hpp"
-
+// was; and (Heads.MultiplePastTheRange) a multiple "3C" past int64's range.
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <llmk/attention_backward.hpp>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "contract/bad_inputs.hpp"
+#include "support/attention_recompute_adapter.hpp"
 
 namespace {
 
@@ -73,6 +77,31 @@ void check_att_not_square() {
   });
 }
 
+// qkv's width 7 (not a multiple of 3) leaves C to dout, whose C = 2⁶² makes
+// qkv's expected 3C past int64's range. Refused naming qkv and the width it
+// should have had, its multiple unevaluated (a product that wrapped would
+// name a wrong width); through TensorRefs over a small poisoned buffer,
+// which stays as it was.
+void check_multiple_past_the_range() {
+  Kokkos::View<float*, Host> buf("buf", 8);
+  Kokkos::deep_copy(buf, 7.0f);
+  const std::int64_t C = std::int64_t(1) << 62;
+  const llmk::TensorRef<Host> dqkv({buf.data(), llmk::DType::f32}, {1, 1, 7});
+  const llmk::ConstTensorRef<Host> qkv({buf.data(), llmk::DType::f32}, {1, 1, 7}),
+      dout({buf.data(), llmk::DType::f32}, {1, 1, C}),
+      att({buf.data(), llmk::DType::f32}, {1, 1, 1, 1});
+  llmk::Context<Host> ctx{Host()};
+  try {
+    llmk::attention_backward(ctx, dqkv, dout, qkv, att);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'qkv'"), std::string::npos) << what;
+    EXPECT_NE(what.find("3·4611686018427387904"), std::string::npos) << what;
+  }
+  for (std::size_t i = 0; i < buf.extent(0); ++i) EXPECT_EQ(buf(i), 7.0f) << i;
+}
+
 [[maybe_unused]] const bool registered = [] {
   register_bad_input_tests<Op, Host>();
   register_bad_input_tests<Recompute, Host>();
@@ -87,6 +116,8 @@ void check_att_not_square() {
              "NH = 0", [=] { check_no_heads<Recompute>(entry); });
   }
   add_test(Op::name(), "Heads", "AttNotSquare", "att (2, 5, 3, 4)", [] { check_att_not_square(); });
+  add_test(Op::name(), "Heads", "MultiplePastTheRange", "qkv 7 wide, dout C = 2^62",
+           [] { check_multiple_past_the_range(); });
   return true;
 }();
 

@@ -26,6 +26,7 @@
 #include <core/op/signature.hpp>
 #include <core/op/typed.hpp>
 #include <core/validate.hpp>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -59,7 +60,7 @@ class Dims {
  public:
   const index_t* find(std::string_view symbol) const {
     for (int i = 0; i < n_; ++i)
-      if (e_[i].symbol == symbol) return &e_[i].value;
+      if (same(e_[i].symbol, symbol)) return &e_[i].value;
     return nullptr;
   }
   index_t operator[](std::string_view symbol) const {
@@ -73,11 +74,19 @@ class Dims {
   }
   std::string_view source(std::string_view symbol) const {
     for (int i = 0; i < n_; ++i)
-      if (e_[i].symbol == symbol) return e_[i].from;
+      if (same(e_[i].symbol, symbol)) return e_[i].from;
     return {};
   }
 
  private:
+  // Symbols are a character or two: compared inline, not by a memcmp call
+  // (its calls were a tenth of a small call's host time).
+  static bool same(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
   struct Entry {
     std::string_view symbol;
     index_t value = 0;
@@ -94,23 +103,27 @@ struct Symbols {
   std::array<int, 4> k{};
   int n = 0;
 };
-inline Symbols expand(std::string_view extents, bool rank3) {
+constexpr Symbols expand(std::string_view extents, bool rank3) {
   Symbols out;
-  const auto add = [&](std::string_view symbol, int k) {
-    out.s[out.n] = symbol;
-    out.k[out.n++] = k;
-  };
   for_each_symbol(extents, [&](std::string_view sym) {
-    if (sym == "rows" && rank3) {
-      add("B", 1), add("T", 1);
-    } else if (sym == "rows") {
-      add("M", 1);
-    } else {
-      const Factor f = factor_of(sym);
-      add(f.symbol, f.k);
+    const bool rows = sym == "rows";
+    const Factor f = factor_of(sym);
+    const std::string_view as[2] = {rows ? (rank3 ? "B" : "M") : f.symbol, "T"};
+    for (int j = 0; j < (rows && rank3 ? 2 : 1); ++j) {
+      out.s[out.n] = as[j];
+      out.k[out.n++] = rows ? 1 : f.k;
     }
   });
   return out;
+}
+// Every argument's symbols in both forms, expanded once at compile time:
+// forms<Op>()[rank3][i] (a call's host part is counted in microseconds).
+template <class Op>
+constexpr std::array<std::array<Symbols, Op::args.size()>, 2> forms() {
+  std::array<std::array<Symbols, Op::args.size()>, 2> f{};
+  for (int r = 0; r < 2; ++r)
+    for (std::size_t i = 0; i < Op::args.size(); ++i) f[r][i] = expand(Op::args[i].extents, r);
+  return f;
 }
 // "(B, T, 3C)"
 inline std::string symbols_string(const Symbols& s) {
@@ -170,29 +183,37 @@ inline void bind_symbols(const char* op, const detail::ArgInfo& a, const Symbols
       dims.bind(sym.s[i], a.extents[i] / sym.k[i], a.name);
 }
 
-// Checks argument `a` against the bound sizes, naming where each came from.
+// Checks argument `a` against the bound sizes; the message (built only on a
+// mismatch) names where each came from.
 inline void check_extents(const char* op, const detail::ArgInfo& a, const Symbols& sym,
                           const Dims& dims) {
   bool ok = a.rank == sym.n;
-  std::string values = "(", sources;
   for (int i = 0; i < sym.n; ++i) {
     const index_t* v = dims.find(sym.s[i]);
     if (!v)  // only multiples held it, none a multiple
       refuse_rank(op, a,
                   symbols_string(sym) + " with " + std::to_string(sym.k[i]) +
                       std::string(sym.s[i]) + " a multiple of " + std::to_string(sym.k[i]));
-    ok = ok && a.extents[i] == sym.k[i] * *v;
-    values += (i ? ", " : "") + std::to_string(sym.k[i] * *v);
+    // extent = k · v, compared by division where k > 1: with a hand-made
+    // extent (a TensorRef's) k · v can pass int64's range.
+    ok = ok && (sym.k[i] == 1 ? a.extents[i] == *v
+                              : a.extents[i] % sym.k[i] == 0 && a.extents[i] / sym.k[i] == *v);
+  }
+  if (ok) return;
+  std::string values = "(", sources;
+  for (int i = 0; i < sym.n; ++i) {
+    const index_t v = *dims.find(sym.s[i]);
+    const bool fits = v <= std::numeric_limits<index_t>::max() / sym.k[i];
+    values += (i ? ", " : "") + (fits ? std::to_string(sym.k[i] * v)
+                                      : std::to_string(sym.k[i]) + "·" + std::to_string(v));
     const std::string_view from = dims.source(sym.s[i]);
     if (from != a.name)
       sources +=
           (sources.empty() ? "" : ", ") + std::string(sym.s[i]) + " from " + std::string(from);
   }
-  if (!ok) {
-    refuse_rank(
-        op, a,
-        symbols_string(sym) + " = " + values + ")" + (sources.empty() ? "" : " (" + sources + ")"));
-  }
+  refuse_rank(
+      op, a,
+      symbols_string(sym) + " = " + values + ")" + (sources.empty() ? "" : " (" + sources + ")"));
 }
 
 // The form of a call: "rows" as M or as B, T, decided by the rank of the
@@ -204,8 +225,8 @@ bool is_rank3(const BoundCall<ExecSpace, N>& b) {
   if (!has_rows(Op::args[Op::leader].extents))
     for (const std::size_t i : binding_order<Op>())
       if (form == Op::leader && b.present[i] && has_rows(Op::args[i].extents)) form = i;
-  const Symbols as2 = expand(Op::args[form].extents, false),
-                as3 = expand(Op::args[form].extents, true);
+  constexpr auto all = forms<Op>();
+  const Symbols &as2 = all[0][form], &as3 = all[1][form];
   const detail::ArgInfo& f = b.args[form].info;
   if (f.rank == as3.n && as3.n != as2.n) return true;
   if (f.rank != as2.n)
@@ -232,17 +253,16 @@ BoundCall<ExecSpace, N> bind(const std::array<Operand, N>& given) {
   const detail::ArgInfo& l = b.args[Op::leader].info;
   const bool rows_lead = has_rows(lead.extents);
   if (rows_lead) b.rank3 = is_rank3<Op>(b);
-  bind_symbols(Op::name, l, expand(lead.extents, b.rank3), b.dims);
+  constexpr auto f = forms<Op>();
+  bind_symbols(Op::name, l, f[b.rank3][Op::leader], b.dims);
   if (!b.dims.find("M") && b.dims.find("B") && b.dims.find("T"))
     b.dims.bind("M", checked_product(b.dims["B"], b.dims["T"], Op::name, "M = B·T"), l.name);
   if (!rows_lead) b.rank3 = is_rank3<Op>(b);
   constexpr auto order = binding_order<Op>();
   for (const std::size_t i : order)
-    if (b.present[i])
-      bind_symbols(Op::name, b.args[i].info, expand(Op::args[i].extents, b.rank3), b.dims);
+    if (b.present[i]) bind_symbols(Op::name, b.args[i].info, f[b.rank3][i], b.dims);
   for (const std::size_t i : order)
-    if (b.present[i])
-      check_extents(Op::name, b.args[i].info, expand(Op::args[i].extents, b.rank3), b.dims);
+    if (b.present[i]) check_extents(Op::name, b.args[i].info, f[b.rank3][i], b.dims);
   // Storage and memory; an output that is exactly the input it may replace
   // (Arg::in_place_of) is checked once, as the output.
   for (std::size_t i = 0; i < N; ++i) {
@@ -275,19 +295,21 @@ void check_shared_types(const BoundCall<ExecSpace, N>& b) {
                                   "' is " + dtype_name(b.args[i].dtype) + " but " +
                                   dtype_name(DType::f32) + " was expected (in every precision)");
     if (a.role.empty() || a.output()) continue;
-    std::string group;
     std::size_t first = N;
-    for (std::size_t j = 0; j < N; ++j) {
-      if (Op::args[j].role != a.role || Op::args[j].output()) continue;
-      group += (group.empty() ? "" : ", ") + std::string(Op::args[j].name);
-      if (first == N && b.present[j] && b.args[j].size() != 0) first = j;
-    }
-    if (first < i && b.args[i].dtype != b.args[first].dtype)
-      throw std::invalid_argument(std::string(Op::name) + ": argument '" + std::string(a.name) +
-                                  "' is " + dtype_name(b.args[i].dtype) + " but " +
-                                  std::string(Op::args[first].name) + " is " +
-                                  dtype_name(b.args[first].dtype) + "; the " + std::string(a.role) +
-                                  " (" + group + ") share one element type");
+    for (std::size_t j = 0; j < i && first == N; ++j)
+      if (Op::args[j].role == a.role && !Op::args[j].output() && b.present[j] &&
+          b.args[j].size() != 0)
+        first = j;
+    if (first == N || b.args[i].dtype == b.args[first].dtype) continue;
+    std::string group;
+    for (std::size_t j = 0; j < N; ++j)
+      if (Op::args[j].role == a.role && !Op::args[j].output())
+        group += (group.empty() ? "" : ", ") + std::string(Op::args[j].name);
+    throw std::invalid_argument(std::string(Op::name) + ": argument '" + std::string(a.name) +
+                                "' is " + dtype_name(b.args[i].dtype) + " but " +
+                                std::string(Op::args[first].name) + " is " +
+                                dtype_name(b.args[first].dtype) + "; the " + std::string(a.role) +
+                                " (" + group + ") share one element type");
   }
 }
 
