@@ -10,7 +10,10 @@
 //  - AutoRule: host_blas_runs_auto() on made-up reports: OpenMP yes,
 //    pthreads no, sequential only with one thread, an SSE-era core no,
 //    an unknown BLAS no.
-//  - AutoFollowsTheRule: matmul's "auto" on this space, in float32:
+//  - AutoFollowsTheRule: matmul's "auto" on this space, in float32: tiled
+//    where the library's infos say "auto" passes kokkoskernels and onednn
+//    over (ImplInfo::auto_passes_over: tiled's AVX-512 tile is compiled
+//    into the library; these tests are built without -march=native), else
 //    kokkoskernels exactly where it is compiled, runs here and the rule
 //    allows it, else onednn exactly where it is compiled and its kernels fit
 //    the CPU (Onednn::auto_skips); in bf16 (where kokkoskernels never runs)
@@ -81,19 +84,29 @@ TEST(HostBlas, AutoFollowsTheRule) {
   const bool blas_compiled = llmk::available<llmk::MatmulBackward, Space>("kokkoskernels");
   const bool may = llmk::host_blas_runs_auto(llmk::host_blas(), Space().concurrency());
   const bool onednn_compiled = llmk::available<llmk::MatmulBackward, Space>("onednn");
+  const auto passed_over = [](const std::string& impl, const std::string& precision) {
+    for (const llmk::ImplInfo& info : llmk::impls<llmk::MatmulBackward>())
+      if (info.name == impl)
+        for (const std::string& p : info.auto_passes_over)
+          if (p == precision) return true;
+    return false;
+  };
   for (const bool bf16 : {false, true}) {
     SCOPED_TRACE(bf16 ? "bf16" : "fp32");
     namespace mb = llmk::op::matmul_backward;
-    const bool blas = !bf16 && blas_compiled && may;
-    const bool onednn = !blas && onednn_compiled &&
-                        (bf16 ? mb::Onednn::runs_here<mb::Bf16>() &&
-                                    !mb::Onednn::auto_skips<mb::Bf16>({})
-                              : !mb::Onednn::auto_skips<mb::Fp32>({}));
+    const bool tiled_leads =
+        !bf16 && passed_over("kokkoskernels", "fp32") && passed_over("onednn", "fp32");
+    const bool blas = !bf16 && !tiled_leads && blas_compiled && may;
+    const bool onednn =
+        !blas && !tiled_leads && onednn_compiled &&
+        (bf16 ? mb::Onednn::runs_here<mb::Bf16>() && !mb::Onednn::auto_skips<mb::Bf16>({})
+              : !mb::Onednn::auto_skips<mb::Fp32>({}));
     const std::string chosen = llmk::auto_impl<llmk::MatmulBackward, Space>(bf16 ? "bf16" : "fp32");
     EXPECT_EQ(chosen == "kokkoskernels", blas)
         << "auto chose '" << chosen << "'; kokkoskernels " << (blas_compiled ? "is" : "is not")
         << " compiled; the host BLAS: " << llmk::host_blas().library << ", "
         << llmk::host_blas().threading << " threads, kernels " << llmk::host_blas().core;
+    if (tiled_leads) EXPECT_EQ(chosen, "tiled");
     EXPECT_EQ(chosen == "onednn", onednn)
         << "auto chose '" << chosen << "'; onednn " << (onednn_compiled ? "is" : "is not")
         << " compiled" << (blas ? ", and the host BLAS comes first" : "");

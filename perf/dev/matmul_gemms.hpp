@@ -64,14 +64,15 @@ struct MatmulData {
   double flops() const { return 2.0 * M * C * OC; }
 };
 
-// matmul's two GEMMs in tuning Tuning (= into dinp and dweight), with their
-// split-K workspace.
-template <class Space, class Tuning>
+// matmul's two GEMMs in tuning Tuning (= into dinp and dweight; dweight's
+// DweightTuning where given), with their split-K workspace.
+template <class Space, class Tuning, class DweightTuning = Tuning>
 struct TiledMatmul {
   using Dinp = llmk::kernels::TiledGemm<llmk::kernels::GemmForm<false, false>, Space, float, float,
                                         llmk::kernels::GeluGradEpilogue<float>, void, Tuning>;
-  using Dweight = llmk::kernels::TiledGemm<llmk::kernels::GemmForm<true, false>, Space, float,
-                                           float, llmk::kernels::PlainEpilogue, float, Tuning>;
+  using Dweight =
+      llmk::kernels::TiledGemm<llmk::kernels::GemmForm<true, false>, Space, float, float,
+                               llmk::kernels::PlainEpilogue, float, DweightTuning>;
   llmk::kernels::GemmShape dinp_shape, dweight_shape;
   Kokkos::View<float*, Space> workspace;
   Dinp dinp;

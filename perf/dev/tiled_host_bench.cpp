@@ -5,16 +5,17 @@
 // (its threads on the same OpenMP pool), each result compared with OpenBLAS's.
 // Not part of the build: perf/dev/tiled_host_bench.sh compiles it.
 // Arguments: [M] (rows, default 2048: B 8, T 256) [reps] (default 5).
-#include "matmul_gemms.hpp"
-
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ops/matmul_backward/tiled.hpp>
 #include <string>
 #include <vector>
+
+#include "matmul_gemms.hpp"
 
 namespace {
 
@@ -96,9 +97,9 @@ double measured_peak_gflops() {
   return best;
 }
 
-template <class Tuning>
+template <class Tuning, class DweightTuning = Tuning>
 void run_tiled(const char* name, Data& d, const Peer& peer, int reps) {
-  const llmk_dev::TiledMatmul<Space, Tuning> t(d);
+  const llmk_dev::TiledMatmul<Space, Tuning, DweightTuning> t(d);
   Space exec;
   const double t_dinp = median_ms(reps, [&] {
     t.dinp.run(exec, "dinp");
@@ -146,7 +147,7 @@ int main(int argc, char** argv) {
                   gflops(d, peer.dweight_ms), 100 * gflops(d, peer.dweight_ms) / peak);
       static const std::string shipped = "tiled (shipped " + std::to_string(Base::tm) + "x" +
                                          std::to_string(Base::tn) + ")";
-      run_tiled<Base>(shipped.c_str(), d, peer, r);
+      run_tiled<Base, llmk::op::matmul_backward::DweightTuning<Space>>(shipped.c_str(), d, peer, r);
 #ifndef TILED_HOST_BENCH_SHIPPED_ONLY
       run_tiled<Tile<8, 32, 128, 768>>("  8x32 of 128x768", d, peer, r);
       run_tiled<Tile<12, 32, 96, 768>>("  12x32 of 96x768", d, peer, r);

@@ -155,6 +155,21 @@ struct TiledArgs {
 
   KOKKOS_INLINE_FUNCTION void write_d(const float (&tile)[TM][TN], const index_t batch,
                                       const index_t r0, const index_t c0) const {
+    // One thread a micro-tile (a host: its columns c0 .. c0 + TN - 1) and an
+    // epilogue with a row form: a whole tile's rows through it.
+    if constexpr (TX == 1 && has_row_epilogue<typename C::epilogue_type>::value) {
+      if (r0 + TM <= rows && c0 + TN <= cols) {
+        TD* const d = d_of(batch);
+        for (int i = 0; i < TM; ++i) {
+          float v[TN];
+          for (int j = 0; j < TN; ++j) v[j] = tile[i][j];
+          epilogue.row(v, TN, GemmElement{batch, r0 + i, c0});
+          TD* const row = d + (r0 + i) * ldd + c0;
+          for (int j = 0; j < TN; ++j) update(row[j], v[j], overwrite);
+        }
+        return;
+      }
+    }
     for_each_in_d(d_of(batch), tile, r0, c0,
                   [&](TD& out, float v, const index_t r, const index_t c) {
                     finish(out, v, batch, r, c);

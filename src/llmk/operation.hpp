@@ -28,6 +28,10 @@ struct ImplInfo {
   bool host_blas;    // runs on the process's BLAS on host spaces: "auto" passes
                      // it over there unless llmk::host_blas_runs_auto() allows
                      // (llmk/host_blas.hpp); it can still be named
+  // The precisions "auto" passes it over for in this build on this CPU,
+  // whatever the sizes: a later implementation leads there (matmul's
+  // kokkoskernels and onednn in fp32 where tiled has its AVX-512 tile).
+  std::vector<std::string> auto_passes_over;
 };
 
 // Every operation's queries, by its tag (declared in its header beside its

@@ -1,13 +1,14 @@
-// What the library says about an operation's implementations (its *_impls()
-// infos, *_available, *_auto_impl), held to what the other contract tests
+// What the library says about an operation's implementations (llmk::impls,
+// available, auto_impl of its tag), held to what the other contract tests
 // rely on: names unique, lower case and not "auto"; an implementation not
 // compiled in is available nowhere; every precision of the operation is
 // declared by some implementation available on the space (those that are not
 // Op::everywhere, as TF32, where any is), each declares only the operation's
 // precisions, and "auto" stands for the first available one that declares the
 // precision and whose threads fit the space (a host-BLAS implementation only
-// where llmk::host_blas_runs_auto allows; for a precision that none here
-// runs: "" or std::invalid_argument);
+// where llmk::host_blas_runs_auto allows) and whose info does not say
+// "auto" passes it over for that precision (ImplInfo::auto_passes_over); for
+// a precision that none here runs: "" or std::invalid_argument;
 // every implementation this build was configured with (CMake's
 // LLMK_TEST_CONFIGURED_IMPLS, from what it found: KokkosKernels, cuBLAS) is in
 // the list and compiled; and the lists the other aspects register their tests
@@ -67,7 +68,9 @@ void check_impl_list() {
     std::string first;
     for (const llmk::ImplInfo& info : cat.infos)
       if (first.empty() && cat.available(info.name) && declares(info, p) &&
-          auto_may_take<Space>(info))
+          auto_may_take<Space>(info) &&
+          std::count(info.auto_passes_over.begin(), info.auto_passes_over.end(),
+                     llmk::reference::precision_name(p)) == 0)
         first = info.name;
     if (!first.empty()) {
       EXPECT_EQ(cat.auto_impl(p), first);

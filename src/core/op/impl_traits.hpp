@@ -28,6 +28,9 @@
 //   auto_skips<P>(s) true where "auto" should pass it over for a call of
 //                   precision P and sizes s (a later implementation is
 //                   measured faster there, or keeps a promise it cannot)
+//   auto_passes_over<P>()  the same whatever the sizes, for this build and
+//                   CPU (a later implementation leads in P here); its info
+//                   lists those precisions (ImplInfo::auto_passes_over)
 //   workspace<S, P>(size, s)  adds the workspace one run() of sizes s takes
 //   run<S, P>(call, problem)  the work, enqueued on call.exec; never called
 //                   for an empty problem (Op::is_empty)
@@ -58,6 +61,10 @@ struct ImplDefaults {
   }
   template <class P, class Sizes>
   static bool auto_skips(const Sizes&) {
+    return false;
+  }
+  template <class P>
+  static bool auto_passes_over() {
     return false;
   }
 };

@@ -17,14 +17,16 @@ namespace llmk::core::op {
 // The ImplInfo (llmk/operation.hpp) every implementation I declares.
 template <class Op, class I>
 ImplInfo impl_info() {
-  std::vector<std::string> precisions;
+  std::vector<std::string> precisions, passed_over;
   for_each_precision(typename Op::Precisions{}, [&](auto tag) {
     using P = typename decltype(tag)::type;
-    if constexpr (I::template supports<P>)
+    if constexpr (I::template supports<P>) {
       if (I::template runs_here<P>()) precisions.emplace_back(P::name);
+      if (I::template auto_passes_over<P>()) passed_over.emplace_back(P::name);
+    }
   });
   return {std::string(I::name), I::compiled, I::deterministic, precisions, I::tf32,
-          I::rounds_once, I::host_blas};
+          I::rounds_once, I::host_blas, passed_over};
 }
 
 // Op::Info (ImplInfo or a struct derived from it) of every implementation,

@@ -95,7 +95,7 @@ bool threads_fit() {
 // The name "auto" stands for with precision P, this math mode and these
 // sizes on ExecSpace: the first implementation in the list that runs them,
 // whose threads fit the space's and that does not pass them over
-// (auto_skips), or empty when none runs them.
+// (auto_passes_over, auto_skips), or empty when none runs them.
 template <class Op, class ExecSpace, class P>
 std::string_view auto_name(Math math, const typename Op::Sizes& sizes) {
   std::string_view first;
@@ -103,7 +103,8 @@ std::string_view auto_name(Math math, const typename Op::Sizes& sizes) {
     using I = typename decltype(tag)::type;
     if constexpr (available_on<I, ExecSpace> && I::template supports<P>) {
       if (first.empty() && runs_math<I, P>(math) && threads_fit<I, ExecSpace>() &&
-          I::template runs_here<P>() && !I::template auto_skips<P>(sizes))
+          I::template runs_here<P>() && !I::template auto_passes_over<P>() &&
+          !I::template auto_skips<P>(sizes))
         first = I::name;
     }
   });

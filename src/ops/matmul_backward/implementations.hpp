@@ -31,8 +31,11 @@ namespace llmk::op::matmul_backward {
 // OpenBLAS's GFLOP/s over two runs on a shared machine; docs/cpu.md), so
 // "auto" keeps kokkoskernels where the BLAS rule takes it and takes onednn
 // where that rule refuses the BLAS (1.2-1.9x tiled there). bf16, which the
-// BLAS does not run: oneDNN's AVX512-BF16 kernels measured 2.5-3.2x tiled.
-// Not yet measured on the 16-core Xeon host with AMX (docs/cpu.md).
+// BLAS does not run: oneDNN's AVX512-BF16 kernels measured 2.5-3.2x tiled,
+// AMX on 16 Xeon cores 8-12x. Where tiled has its AVX-512 tile, "auto"
+// passes kokkoskernels and onednn over in float32 (auto_passes_over):
+// tiled's 8 × 48 register tile ran GPT-2 124M's backward faster than
+// OpenBLAS on 16 Xeon cores (Tiled::leads_host_fp32, docs/cpu.md).
 using Implementations =
     core::ImplList<Cublas, CublasSerial, CublasLt, KokkosKernels, Onednn, Tiled, Team, Naive>;
 

@@ -10,6 +10,9 @@
 
 #include <kernels/gemm_output.hpp>
 #include <ops/matmul_backward/problem.hpp>
+#include <ops/matmul_backward/tiled.hpp>
+
+#include <type_traits>
 
 namespace llmk::op::matmul_backward {
 
@@ -19,6 +22,11 @@ struct KokkosKernels : ImplDefaults {
   // On host spaces KokkosBlas::gemm is the process's BLAS: "auto" takes it
   // only where that BLAS shares Kokkos' threads (core/op/select.hpp).
   static constexpr bool host_blas = true;
+  // ... and passes it over for float32 where tiled leads (Tiled::leads_host_fp32).
+  template <class P>
+  static bool auto_passes_over() {
+    return Tiled::leads_host_fp32 && std::is_same_v<typename P::in, float>;
+  }
   // The BLAS under KokkosBlas::gemm takes int sizes (OpenBLAS's interface, and
   // Kokkos 3.4's cuBLAS TPL calls the int API), and KokkosBlas counts a
   // matrix's elements in int: on an H200, 2³¹ − 1 rows of a dout with OC = 2

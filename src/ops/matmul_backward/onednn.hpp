@@ -10,6 +10,7 @@
 
 #include <kernels/gemm_output.hpp>
 #include <ops/matmul_backward/problem.hpp>
+#include <ops/matmul_backward/tiled.hpp>
 
 namespace llmk::op::matmul_backward {
 
@@ -54,6 +55,11 @@ struct Onednn : ImplDefaults {
   static constexpr index_t max_operand_elements = core::kInt32Max;
   static constexpr index_t max_cols = core::kInt32Max;
 
+  // float32: "auto" passes it over where tiled leads (Tiled::leads_host_fp32).
+  template <class P>
+  static bool auto_passes_over() {
+    return Tiled::leads_host_fp32 && std::is_same_v<typename P::in, float>;
+  }
   template <class P>
   static bool auto_skips(const Sizes&) {
     if constexpr (compiled) {

@@ -6,12 +6,42 @@
 #pragma once
 
 #include <kernels/gemm_tiled.hpp>
+#include <llmk/compat.hpp>
 #include <ops/matmul_backward/problem.hpp>
 
 namespace llmk::op::matmul_backward {
 
+// dweight (OC × C over K = M) on a host: tiles of 128 × 384, half as wide as
+// dinp's 128 × 768, so that GPT-2's dweight products make whole waves of
+// tiles for 16 threads (at 128 × 768: attproj 6 tiles, qkv 18, fcproj 24).
+// 16 threads of the H100 machine's host (perf/dev/tiled_host_bench.cpp, M
+// 2048, % of its measured FMA peak, call H3): qkv 43 -> 55 %, attproj
+// 27 -> 54, fc 58 -> 78, fcproj 59 -> 74, lm head 75 -> 73 (within its
+// noise); on a faster day's host (H4) 38-58 -> 52-71 % on the first four.
+// dinp keeps 128 × 768 (attproj's dinp at 128 × 384: 79 -> 43 %, H3). GPUs:
+// the space's tuning.
+template <class ExecSpace, bool Host = compat::is_host_space<ExecSpace>>
+struct DweightTuning : kernels::TiledTuning<ExecSpace> {};
+template <class ExecSpace>
+struct DweightTuning<ExecSpace, true> : kernels::TiledTuning<ExecSpace> {
+  static constexpr int bn = 384;
+};
+
 struct Tiled : ImplDefaults {
   static constexpr std::string_view name = "tiled";
+  // Whether "auto" takes tiled before the host libraries (kokkoskernels,
+  // onednn) for float32 products on a host: where its AVX-512 micro-tile is
+  // compiled (kernels/tuning.hpp; LLMK_NATIVE on an AVX-512 CPU). GPT-2
+  // 124M's whole backward, fp32, 16 Xeon cores (docs/cpu.md): tiled 89 and
+  // 655 ms against kokkoskernels' (OpenBLAS) 111 and 700 at B 4 T 64 and
+  // B 8 T 256 on one host (call H4), 916 against 1125 at B 8 T 256 on
+  // another (H3). A constant of the library's build: code built without
+  // its flags (the tests) reads the library's infos (ImplInfo::auto_passes_over).
+#if defined(__AVX512F__)
+  static constexpr bool leads_host_fp32 = true;
+#else
+  static constexpr bool leads_host_fp32 = false;
+#endif
   static constexpr BiasPass bias = BiasPass::Fused;
   // The league is a team per tile (per tile and K range when split-K splits,
   // which it does only while that stays below 2³¹); Kokkos 3 counts it in
@@ -28,10 +58,10 @@ struct Tiled : ImplDefaults {
   using DinpGemm = kernels::TiledGemm<kernels::GemmForm<false, false>, ExecSpace, typename P::in,
                                       typename P::dinp, kernels::GeluGradEpilogue<typename P::in>>;
   template <class ExecSpace, class P, bool FuseBias>
-  using DweightGemm =
-      kernels::TiledGemm<kernels::GemmForm<true, false>, ExecSpace, typename P::in,
-                         typename P::dweight, kernels::PlainEpilogue,
-                         std::conditional_t<FuseBias, typename P::dbias, void>>;
+  using DweightGemm = kernels::TiledGemm<kernels::GemmForm<true, false>, ExecSpace, typename P::in,
+                                         typename P::dweight, kernels::PlainEpilogue,
+                                         std::conditional_t<FuseBias, typename P::dbias, void>,
+                                         DweightTuning<ExecSpace>>;
 
   // The products' sizes (rows, cols, depth).
   static kernels::GemmShape dinp_shape(const index_t M, const index_t C, const index_t OC) {
