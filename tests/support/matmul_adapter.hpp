@@ -6,19 +6,20 @@
 // (llmk_matmul_backward_reference, through support/problem.hpp) and its calls.
 #pragma once
 
-#include "contract/operation.hpp"
-#include "support/foreign_impls.hpp"
-#include "support/impl_params.hpp"
-#include "support/problem.hpp"
-
-#include <llmk/layernorm_backward.hpp>  // the other operation's implementation names
-#include <llmk/matmul_backward.hpp>
-
 #include <algorithm>
 #include <cstdint>
+#include <llmk/layernorm_backward.hpp>  // the other operation's implementation names
+#include <llmk/matmul_backward.hpp>
+#include <ops/matmul_backward/spec.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "contract/operation.hpp"
+#include "contract/spec_adapter.hpp"
+#include "support/foreign_impls.hpp"
+#include "support/impl_params.hpp"
+#include "support/problem.hpp"
 
 namespace llmk_test {
 
@@ -120,30 +121,14 @@ struct MatmulBackwardContract : OperationAdapter<llmk::MatmulBackward> {
 
   enum Arg : std::size_t { dinp, dweight, dbias, dout, inp, weight, pre_gelu };
 
-  // Alignments alternate, so that each GEMM meets both kinds among its operands.
+  // From spec.hpp: dout fixes B, T (M) and OC, weight C. Alignments
+  // alternate, so that each GEMM meets both kinds among its operands.
   static std::vector<ArgSpec> args(const Shape& s, Precision p) {
-    using llmk::reference::Output;
-    const std::int64_t B = s.B, T = s.T, M = s.M(), C = s.C, OC = s.OC;
-    const llmk::DType in = input_dtype(p);
-    std::vector<ArgSpec> v(7);
-    v[dinp] = {"dinp", true, {M, C}, {B, T, C}, output_dtype(p, Output::dinp)};
-    v[dinp].alignment = Alignment::Element;
-    v[dweight] = {"dweight", true, {OC, C}, {OC, C}, output_dtype(p, Output::dweight)};
-    v[dbias] = {"dbias", true, {OC}, {OC}, output_dtype(p, Output::dbias)};
-    v[dbias].present = s.bias;
-    v[dbias].optional = true;  // nullptr: no bias gradient
-    v[dbias].alignment = Alignment::Element;
-    for (const Arg a : {dinp, dweight, dbias}) v[a].role = v[a].name;
-    v[dout] = {"dout", false, {M, OC}, {B, T, OC}, in};
-    v[dout].leader = true;  // fixes B, T (M) and OC
-    v[inp] = {"inp", false, {M, C}, {B, T, C}, in};
-    v[inp].alignment = Alignment::Element;
-    v[weight] = {"weight", false, {OC, C}, {OC, C}, in};
-    v[weight].defines_last_extent = true;  // C: inp's, dinp's and dweight's are checked against it
-    v[pre_gelu] = {"pre_gelu", false, {M, C}, {B, T, C}, in};
-    v[pre_gelu].present = s.gelu;
-    v[pre_gelu].optional = true;  // nullptr: no GELU
-    for (const Arg a : {dout, inp, weight, pre_gelu}) v[a].group = v[a].role = "inputs";
+    std::vector<ArgSpec> v = contract::spec_args<llmk::op::matmul_backward::Spec>(
+        {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"OC", s.OC}}, storage(p));
+    v[dbias].present = s.bias;     // nullptr: no bias gradient
+    v[pre_gelu].present = s.gelu;  // nullptr: no GELU
+    for (const Arg a : {dinp, dbias, inp}) v[a].alignment = Alignment::Element;
     return v;
   }
 

@@ -1,5 +1,5 @@
 // Precision configurations, the part every operation shares. An operation
-// names its configurations ONCE, in a list of types (its precisions.hpp); each
+// names its configurations ONCE, in a list of types (its spec.hpp); each
 // configuration P has
 //   P::name                  "fp32", "bf16", ...
 //   P::in                    the element type of the inputs that share one

@@ -37,20 +37,6 @@ UnmanagedVector<std::conditional_t<Const, const T, T>, ExecSpace> typed_vector(
   return UnmanagedVector<E, ExecSpace>(static_cast<E*>(r.data()), r.size());
 }
 
-// A rank-2 (rows × cols) reference to the same dense array; an absent one
-// stays absent.
-template <class Ref>
-Ref flattened(const Ref& r, index_t rows, index_t cols) {
-  if (r.empty()) return r;
-  return Ref({r.data(), r.dtype()}, {rows, cols});
-}
-// The same as a vector of `count` elements.
-template <class Ref>
-Ref flattened(const Ref& r, index_t count) {
-  if (r.empty()) return r;
-  return Ref({r.data(), r.dtype()}, {count});
-}
-
 // Throws std::invalid_argument for a negative size of a raw-pointer entry.
 inline void check_dimensions(const char* op,
                              std::initializer_list<std::pair<const char*, index_t>> dims) {
@@ -58,22 +44,6 @@ inline void check_dimensions(const char* op,
     if (value < 0)
       throw std::invalid_argument(std::string(op) + ": dimension " + name + " = " +
                                   std::to_string(value) + " is negative");
-  }
-}
-
-// Throws std::invalid_argument unless every one of `others` with elements
-// has the element type of `leader`, the inputs that share one (`group`).
-template <class ExecSpace>
-void check_same_type(
-    const char* op, const char* leader_name, const ConstTensorRef<ExecSpace>& leader,
-    std::initializer_list<std::pair<const char*, const ConstTensorRef<ExecSpace>*>> others,
-    const char* group) {
-  for (const auto& [name, ref] : others) {
-    if (ref->size() == 0 || ref->dtype() == leader.dtype()) continue;
-    throw std::invalid_argument(std::string(op) + ": argument '" + name + "' is " +
-                                dtype_name(ref->dtype()) + " but " + leader_name + " is " +
-                                dtype_name(leader.dtype()) + "; " + group +
-                                " share one element type");
   }
 }
 

@@ -3,21 +3,17 @@
 // (ImplDefaults), and the dbias passes implementations share.
 #pragma once
 
-#include <llmk/compat.hpp>
-#include <llmk/matmul_backward.hpp>
-
 #include <core/checked.hpp>
 #include <core/op/call.hpp>
 #include <core/op/impl_traits.hpp>
 #include <core/workspace.hpp>
 #include <kernels/column_sums.hpp>
-#include <ops/matmul_backward/precisions.hpp>
-
+#include <llmk/compat.hpp>
+#include <llmk/matmul_backward.hpp>
+#include <ops/matmul_backward/spec.hpp>
 #include <string_view>
 
 namespace llmk::op::matmul_backward {
-
-inline constexpr const char* kOpName = "llmk::matmul_backward";
 
 // The sizes of a call, all that decides the workspace it needs (with the
 // precision and options).
@@ -28,7 +24,7 @@ struct Sizes {
   bool overwrite_dinp = false, overwrite_dweight = false;
 };
 
-// Validated rank-2 views of one precision configuration P (precisions.hpp),
+// Validated rank-2 views of one precision configuration P (spec.hpp),
 // their sizes, and what each gradient receives.
 template <class ExecSpace, class P = Fp32>
 struct Problem {
