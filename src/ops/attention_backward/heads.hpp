@@ -1,13 +1,14 @@
 // What both attention backwards' declarations share (attention_backward
 // with att, attention_backward_recompute with out and lse): the heads
-// (NH ≥ 1, a divisor of C), the math mode, and no work without dqkv
-// elements.
+// (NH ≥ 1, a divisor of C), qkv's counts, the math mode, no work without
+// dqkv elements, and the problem's members for dqkv, dout and qkv.
 #pragma once
 
+#include <core/checked.hpp>
 #include <core/op/call.hpp>
+#include <kernels/attention_backward.hpp>
 #include <llmk/attention_backward.hpp>
 #include <llmk/types.hpp>
-
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +28,16 @@ inline void check_heads_divide(const char* op, index_t C, index_t NH, const std:
     throw std::invalid_argument(std::string(op) + ": C = " + std::to_string(C) + " (" + c_from +
                                 ") is not a multiple of NH = " + std::to_string(NH) + " (" +
                                 nh_from + "): a head has HS = C / NH channels");
+}
+
+// The counts of qkv and dqkv (B·T·3C, and T·3C per sequence, which B = 0
+// would hide) within core::kMaxElements.
+inline void check_qkv_counts(const char* op, index_t B, index_t T, index_t C) {
+  using core::checked_product;
+  const index_t M = checked_product(B, T, op, "M = B·T");
+  const index_t C3 = checked_product(3, C, op, "3C");
+  checked_product(M, C3, op, "the elements of qkv and dqkv, B·T·3C");
+  checked_product(T, C3, op, "T·3C, qkv's elements per sequence");
 }
 
 // Where a bound call's size came from, for the messages: "C from qkv".
@@ -51,6 +62,18 @@ struct Heads {
   static void run_empty(Call&, const Problem&) {}
   template <class I, class Info>
   static void describe(Info&) {}
+
+  // The problem's members both share: dqkv, dout and qkv, the sizes, the
+  // scale 1/√HS, the update (Spec: the operation's argument indices).
+  template <class Spec, class P, class Args, class Bound>
+  static void bind_shared(Args& a, const Bound& b, const AttentionBackwardOptions& options) {
+    a.dqkv = b.template data<typename P::dqkv>(Spec::dqkv);
+    a.dout = b.template data<const typename P::in>(Spec::dout);
+    a.qkv = b.template data<const typename P::in>(Spec::qkv);
+    a.B = b["B"], a.T = b["T"], a.C = b["C"], a.NH = b["NH"];
+    a.alpha = kernels::attention_scale(a.C / a.NH);
+    a.overwrite = options.dqkv_update == Update::overwrite;
+  }
 };
 
 }  // namespace llmk::op::attention

@@ -26,10 +26,7 @@ inline void check_sizes(index_t B, index_t T, index_t C, index_t NH, const std::
                         const std::string& nh_from) {
   using core::checked_product;
   attention::check_some_heads(kOpName, NH, nh_from);
-  const index_t M = checked_product(B, T, kOpName, "M = B·T");
-  const index_t C3 = checked_product(3, C, kOpName, "3C");
-  checked_product(M, C3, kOpName, "the elements of qkv and dqkv, B·T·3C");
-  checked_product(T, C3, kOpName, "T·3C, qkv's elements per sequence");
+  attention::check_qkv_counts(kOpName, B, T, C);
   const index_t NHT = checked_product(NH, T, kOpName, "NH·T, lse's elements per sequence");
   checked_product(B, NHT, kOpName, "the elements of lse, B·NH·T");
   attention::check_heads_divide(kOpName, C, NH, c_from, nh_from);
@@ -57,18 +54,11 @@ struct Op : Spec, attention::Heads {
 
   template <class ExecSpace, class P, class Bound>
   static Problem<ExecSpace, P> problem(const Bound& b, const Options& options) {
-    using In = const typename P::in;
     Problem<ExecSpace, P> p;
-    auto& a = p.args;
-    a.dqkv = b.template data<typename P::dqkv>(dqkv);
-    a.dout = b.template data<In>(dout);
-    a.qkv = b.template data<In>(qkv);
-    a.out = b.template data<In>(out);
-    a.lse = b.template data<const float>(lse);
-    a.B = b["B"], a.T = b["T"], a.C = b["C"], a.NH = b["NH"];
-    a.alpha = kernels::attention_scale(a.C / a.NH);
-    a.overwrite = options.dqkv_update == Update::overwrite;
-    p.M = a.B;
+    bind_shared<Spec, P>(p.args, b, options);
+    p.args.out = b.template data<const typename P::in>(out);
+    p.args.lse = b.template data<const float>(lse);
+    p.M = p.args.B;
     return p;
   }
 };
