@@ -1,9 +1,21 @@
-#include "benchmark.hpp"
-
+// The attention backward in llmk-perf (`llmk-perf attention_backward`): its
+// options (the problem's sizes, the implementations and precisions to time,
+// dqkv accumulated) and its run: per precision, one row per llmk
+// implementation that declares it, in the order of
+// llmk::impls<llmk::AttentionBackward>(), then the peers (peers.hpp): peer:copy, a
+// device copy moving as many bytes as a call must, and on the host
+// peer:openblas (fp32: OpenBLAS sgemm per (b, h) around the same softmax
+// backward). All on the same inputs, each validated against the float64
+// reference of llmk_attention_backward_reference before it is timed.
+// GFLOP/s counts the four products on the causal half only (Shape::flops:
+// 4·B·C·T·(T+1)), whatever an implementation computes; GB/s the bytes a call
+// must move (dout, qkv and att's causal half read, dqkv written, and read
+// when accumulated).
 #include "../harness/copy_peer.hpp"
 #include "../harness/driver.hpp"
 #include "../harness/planned_rows.hpp"
 #include "../harness/reference_io.hpp"
+#include "../harness/subcommand.hpp"
 #include "peers.hpp"
 
 #include <llmk/attention_backward.hpp>
@@ -24,6 +36,16 @@
 
 namespace llmk::perf::attention_backward {
 namespace {
+
+struct Options {
+  // GPT-2 124M's attention at llm.c's training batch.
+  std::int64_t B = 8, T = 1024, C = 768, NH = 12;
+  std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
+  std::string precisions = "fp32";  // "all", or a comma list: fp32, bf16
+  bool overwrite_dqkv = false;      // Update::overwrite on dqkv (llm.c's; default +=)
+};
+
+const Implementations& implementations();
 
 namespace ref = reference::attention;
 
@@ -326,8 +348,6 @@ class Benchmark {
   std::vector<Peer> peers_;
 };
 
-}  // namespace
-
 // attention_backward's implementations, then the recompute variant's
 // (attention_backward_recompute: its rows take out and lse for att).
 const Implementations& implementations() {
@@ -348,36 +368,33 @@ const Implementations& implementations() {
 }
 
 void add_options(CLI::App& app, Options& opt) {
-  const char* zero = " (0: a valid no-op)";
-  app.add_option("--B", opt.B, std::string("batch size") + zero)
-      ->capture_default_str()
-      ->check(perf::count_at_least(0, ""));
-  app.add_option("--T", opt.T, std::string("sequence length") + zero)
-      ->capture_default_str()
-      ->check(perf::count_at_least(0, ""));
-  app.add_option("--C", opt.C, std::string("channels, a multiple of --NH") + zero)
-      ->capture_default_str()
-      ->check(perf::count_at_least(0, ""));
+  add_size(app, "--B", opt.B, "batch size");
+  add_size(app, "--T", opt.T, "sequence length");
+  add_size(app, "--C", opt.C, "channels, a multiple of --NH");
   app.add_option("--NH", opt.NH, "heads (HS = C / NH channels each)")
       ->capture_default_str()
       ->check(perf::count_at_least(1, "heads"));
   app.add_option("--impl", opt.impls, implementations().option_help())
       ->capture_default_str()
       ->check(implementations().validator());
+  const std::vector<std::string> precisions =
+      with_tf32(llmk::precisions<llmk::AttentionBackward>());
   app.add_option("--precision", opt.precisions,
-                 "comma list of " + join(with_tf32(llmk::precisions<llmk::AttentionBackward>())) +
+                 "comma list of " + join(precisions) +
                      ", or 'all': each implementation and peer gets a row for each of them it runs")
       ->capture_default_str()
-      ->check(list_validator(with_tf32(llmk::precisions<llmk::AttentionBackward>()), "precision",
-                             "PRECISIONS"));
-  app.add_flag("--overwrite-dqkv", opt.overwrite_dqkv,
-               "dqkv = instead of += (Update::overwrite, as llm.c's backward, where qkv's "
-               "gradient is a fresh buffer); its initial values are NaN, never read");
+      ->check(list_validator(precisions, "precision", "PRECISIONS"));
+  add_overwrite(app, "--overwrite-dqkv", opt.overwrite_dqkv,
+                "dqkv =", "as llm.c's backward, where qkv's gradient is a fresh buffer");
 }
 
-int run(const perf::Options& harness, const Options& opt) {
-  Benchmark benchmark(opt);
-  return perf::run(harness, benchmark);
+}  // namespace
+
+Subcommand subcommand() {
+  return subcommand_of<Benchmark, Options>(
+      "attention_backward",
+      "the backward pass of GPT-2's causal self-attention (dqkv, given dout, qkv and att)",
+      add_options);
 }
 
 }  // namespace llmk::perf::attention_backward

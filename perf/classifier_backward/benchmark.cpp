@@ -1,7 +1,14 @@
-// The fused classifier's backward described to llmk-perf's shared
-// subcommand (harness/op_benchmark.hpp): in place, dlogits over the logits.
-#include "benchmark.hpp"
-
+// The classifier backward in llmk-perf (`llmk-perf classifier_backward`):
+// its options (the sizes, the implementations and precisions to time, a
+// per-position dloss) and its run: per precision, one row per llmk
+// implementation that declares it, then the peers (peers.hpp): peer:copy, a
+// device copy moving as many bytes as one read and one write of the logits,
+// the ceiling every row's "% copy" compares with; on Cuda peer:llmc-style,
+// llm.c's fused_classifier algorithm. Every row works in place on the same
+// logits, as llm.c trains, checked against the float64 reference of
+// llmk_classifier_backward_reference before it is timed (the logits are
+// uploaded again before each check). A memory-bound operation: rows report
+// GB/s (Shape::bytes, the least a call moves).
 #include "../harness/op_benchmark.hpp"
 #include "peers.hpp"
 
@@ -14,10 +21,21 @@ namespace {
 
 namespace ref = reference::classifier;
 
+struct Options {
+  // GPT-2's classifier at llm.c's training batch.
+  std::int64_t B = 8, T = 1024, V = 50257, Vp = 50304;
+  std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
+  std::string precisions = "fp32";  // "all", or a comma list: fp32, bf16
+  bool per_position = false;        // a dloss array rather than llm.c's 1/(B·T)
+  bool no_target_check = false;     // options.check_targets = false
+};
+
 struct Description {
   using Tag = ClassifierBackward;
   using Spec = op::classifier_backward::Spec;
   using Options = classifier_backward::Options;
+  static constexpr const char* help =
+      "softmax cross-entropy's backward, fused (losses, and dlogits in place of the logits)";
   using Shape = ref::Shape;
   using Problem = ref::HostProblem;
   using Peer = classifier_backward::Peer;
@@ -125,34 +143,22 @@ struct Description {
             a.size("Vp"),
             p};
   }
+
+  static void add_options(CLI::App& app, Options& opt) {
+    add_size(app, "--B", opt.B, "batch size");
+    add_size(app, "--T", opt.T, "sequence length");
+    add_size(app, "--V", opt.V, "vocabulary (the real columns)", 1);
+    add_size(app, "--Vp", opt.Vp, "padded vocabulary (the logits' rows)", 1);
+    add_selection_options<Description>(app, opt);
+    app.add_flag("--dloss-per-position", opt.per_position,
+                 "a float dloss per position rather than 1/(B·T) for all (no peer row then)");
+    app.add_flag("--no-target-check", opt.no_target_check,
+                 "options.check_targets = false: no check of the targets (and no wait for it)");
+  }
 };
 
 }  // namespace
 
-const Implementations& implementations() { return implementations_of<Description>(); }
-
-void add_options(CLI::App& app, Options& opt) {
-  app.add_option("--B", opt.B, "batch size (0: a valid no-op)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--T", opt.T, "sequence length (0: a valid no-op)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--V", opt.V, "vocabulary (the real columns)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--Vp", opt.Vp, "padded vocabulary (the logits' rows)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  add_selection_options<Description>(app, opt);
-  app.add_flag("--dloss-per-position", opt.per_position,
-               "a float dloss per position rather than 1/(B·T) for all (no peer row then)");
-  app.add_flag("--no-target-check", opt.no_target_check,
-               "options.check_targets = false: no check of the targets (and no wait for it)");
-}
-
-int run(const perf::Options& harness, const Options& opt) {
-  return run_op_benchmark<Description>(harness, opt);
-}
+Subcommand subcommand() { return op_subcommand<Description>(); }
 
 }  // namespace llmk::perf::classifier_backward

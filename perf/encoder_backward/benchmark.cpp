@@ -1,7 +1,13 @@
-// The token and position embeddings' backward described to llmk-perf's
-// shared subcommand (harness/op_benchmark.hpp).
-#include "benchmark.hpp"
-
+// The encoder backward in llmk-perf (`llmk-perf encoder_backward`): its
+// options (B, T, C, V, the implementations and precisions to time, dwte and
+// dwpe overwritten, the tokens' distribution) and its run: per precision,
+// one row per llmk implementation, then the peers (peers.hpp): peer:copy, a
+// device copy of as many bytes as the call moves (the ceiling every row's
+// "% copy" compares with), on Cuda peer:llmc-atomics, llm.c's simple kernel
+// of float atomics (not deterministic). Each that computes something is
+// validated against llmk_encoder_backward_reference before it is timed.
+// Memory-bound: rows report GB/s (Shape::bytes: dout and the tokens read,
+// dwpe and the touched rows of dwte written, and read when accumulated).
 #include "../harness/op_benchmark.hpp"
 #include "peers.hpp"
 
@@ -16,10 +22,25 @@ namespace ref = reference::encoder;
 
 constexpr std::uint32_t kSeed = 2024;
 
+struct Options {
+  // GPT-2 124M (C 768, V 50257) at llm.c's training batch.
+  std::int64_t B = 8, T = 1024, C = 768, V = 50257;
+  std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
+  std::string precisions = "fp32";  // "all", or a comma list: fp32, bf16, bf16-fp32grad
+  bool overwrite = false;           // Update::overwrite on dwte and dwpe (default +=)
+  // Tokens drawn P(v) ∝ 1/(v + 1), as text's are (and the PyTorch peer's);
+  // default uniform in [0, V). Both from a fixed seed.
+  bool zipf = false;
+  bool no_token_check = false;  // options.check_tokens = false
+};
+
 struct Description {
   using Tag = EncoderBackward;
   using Spec = op::encoder_backward::Spec;
   using Options = encoder_backward::Options;
+  static constexpr const char* help =
+      "the backward pass of GPT-2's token and position embeddings (dwte, dwpe, given dout and the "
+      "tokens)";
   using CallOptions = EncoderBackwardOptions;
   using Shape = ref::Shape;
   using Problem = ref::HostProblem;
@@ -118,39 +139,25 @@ struct Description {
             a.size("B"),        a.size("T"),        a.size("C"),        a.size("V"),
             p,                  opt.overwrite};
   }
+
+  static void add_options(CLI::App& app, Options& opt) {
+    add_size(app, "--B", opt.B, "batch size");
+    add_size(app, "--T", opt.T, "sequence length");
+    add_size(app, "--C", opt.C, "channels");
+    add_size(app, "--V", opt.V, "vocabulary: dwte's rows (GPT-2: 50257, not padded)", 1);
+    add_selection_options<Description>(app, opt);
+    add_overwrite(app, "--overwrite", opt.overwrite,
+                  "dwte = and dwpe =", "an absent token's row of dwte becomes zeros");
+    app.add_flag("--zipf", opt.zipf,
+                 "tokens drawn P(v) ∝ 1/(v + 1), a few long buckets as text has (the PyTorch "
+                 "peer's tokens; needed to --import its records); default uniform in [0, V)");
+    app.add_flag("--no-token-check", opt.no_token_check,
+                 "options.check_tokens = false: no check of the tokens (and no wait for it)");
+  }
 };
 
 }  // namespace
 
-const Implementations& implementations() { return implementations_of<Description>(); }
-
-void add_options(CLI::App& app, Options& opt) {
-  const char* zero = " (0: a valid no-op)";
-  app.add_option("--B", opt.B, std::string("batch size") + zero)
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--T", opt.T, std::string("sequence length") + zero)
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--C", opt.C, std::string("channels") + zero)
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--V", opt.V, "vocabulary: dwte's rows (GPT-2: 50257, not padded)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  add_selection_options<Description>(app, opt);
-  app.add_flag("--overwrite", opt.overwrite,
-               "dwte = and dwpe = instead of += (Update::overwrite: an absent token's row of dwte "
-               "becomes zeros); their initial values are NaN, never read");
-  app.add_flag("--zipf", opt.zipf,
-               "tokens drawn P(v) ∝ 1/(v + 1), a few long buckets as text has (the PyTorch peer's "
-               "tokens; needed to --import its records); default uniform in [0, V)");
-  app.add_flag("--no-token-check", opt.no_token_check,
-               "options.check_tokens = false: no check of the tokens (and no wait for it)");
-}
-
-int run(const perf::Options& harness, const Options& opt) {
-  return run_op_benchmark<Description>(harness, opt);
-}
+Subcommand subcommand() { return op_subcommand<Description>(); }
 
 }  // namespace llmk::perf::encoder_backward

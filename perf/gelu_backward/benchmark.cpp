@@ -1,7 +1,11 @@
-// The GELU backward described to llmk-perf's shared subcommand
-// (harness/op_benchmark.hpp).
-#include "benchmark.hpp"
-
+// The GELU backward in llmk-perf (`llmk-perf gelu_backward`), described to
+// the shared subcommand (harness/op_benchmark.hpp): B, T, C (N = B·T·C
+// elements), dinp overwritten or not; per precision, one row per llmk
+// implementation, then the peers (peers.hpp): peer:copy, a device copy of as
+// many bytes as the call moves (the ceiling every row's "% copy" compares
+// with), on Cuda peer:llmc-style, llm.c's kernel's idea. Memory-bound: rows
+// report GB/s (Shape::bytes: dout and inp read, dinp written, and read when
+// accumulated).
 #include "../harness/op_benchmark.hpp"
 #include "peers.hpp"
 
@@ -15,10 +19,20 @@ namespace {
 
 namespace ref = reference::gelu;
 
+struct Options {
+  // GPT-2 124M's MLP activations (4C = 3072) at llm.c's training batch.
+  std::int64_t B = 8, T = 1024, C = 3072;
+  std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
+  std::string precisions = "fp32";  // "all", or a comma list: fp32, bf16
+  bool overwrite_dinp = false;      // Update::overwrite on dinp (llm.c's kernel overwrites)
+};
+
 struct Description {
   using Tag = GeluBackward;
   using Spec = op::gelu_backward::Spec;
   using Options = gelu_backward::Options;
+  static constexpr const char* help =
+      "the backward pass of GPT-2's GELU (dinp = gelu'(inp) · dout)";
   using CallOptions = GeluBackwardOptions;
   using Shape = ref::Shape;
   using Problem = ref::HostProblem;
@@ -83,31 +97,18 @@ struct Description {
     return {a.data(Spec::dinp), a.data(Spec::dout), a.data(Spec::inp), a.elements(Spec::dinp),
             p, opt.overwrite_dinp};
   }
+
+  static void add_options(CLI::App& app, Options& opt) {
+    add_size(app, "--B", opt.B, "batch size");
+    add_size(app, "--T", opt.T, "sequence length");
+    add_size(app, "--C", opt.C, "channels of GELU's input (GPT-2: 4·C)");
+    add_selection_options<Description>(app, opt);
+    add_overwrite(app, "--overwrite-dinp", opt.overwrite_dinp, "dinp =", "as llm.c's kernel");
+  }
 };
 
 }  // namespace
 
-const Implementations& implementations() { return implementations_of<Description>(); }
-
-void add_options(CLI::App& app, Options& opt) {
-  const char* zero = " (0: a valid no-op)";
-  app.add_option("--B", opt.B, std::string("batch size") + zero)
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--T", opt.T, std::string("sequence length") + zero)
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--C", opt.C, std::string("channels of GELU's input (GPT-2: 4·C)") + zero)
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  add_selection_options<Description>(app, opt);
-  app.add_flag("--overwrite-dinp", opt.overwrite_dinp,
-               "dinp = instead of += (Update::overwrite, as llm.c's kernel); its initial values "
-               "are NaN, never read");
-}
-
-int run(const perf::Options& harness, const Options& opt) {
-  return run_op_benchmark<Description>(harness, opt);
-}
+Subcommand subcommand() { return op_subcommand<Description>(); }
 
 }  // namespace llmk::perf::gelu_backward

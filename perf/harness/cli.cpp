@@ -44,6 +44,21 @@ CLI::Validator count_at_least(long long min, const std::string& what) {
       ">=" + std::to_string(min), "COUNT");
 }
 
+CLI::Option* add_size(CLI::App& app, const std::string& flag, std::int64_t& value,
+                      const std::string& help, long long min) {
+  return app.add_option(flag, value, help + (min == 0 ? " (0: a valid no-op)" : ""))
+      ->capture_default_str()
+      ->check(count_at_least(min, ""));
+}
+
+CLI::Option* add_overwrite(CLI::App& app, const std::string& flag, bool& value,
+                           const std::string& assigned, const std::string& why) {
+  return app.add_flag(flag, value,
+                      assigned + " instead of += (Update::overwrite" +
+                          (why.empty() ? "" : ", " + why) +
+                          "); the initial values are NaN, never read");
+}
+
 CLI::Validator seconds(bool zero_allowed) {
   return CLI::Validator(
       [zero_allowed](std::string& value) -> std::string {

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,17 @@ void add_options(CLI::App& app, Options& opt);
 //   seconds(zero_allowed)      a finite number of seconds, > 0 (or ≥ 0)
 CLI::Validator count_at_least(long long min, const std::string& what);
 CLI::Validator seconds(bool zero_allowed);
+
+// An operation's size: `--B 8`, a whole number ≥ min (its default shown);
+// 0 adds "(0: a valid no-op)" to the help.
+CLI::Option* add_size(CLI::App& app, const std::string& flag, std::int64_t& value,
+                      const std::string& help, long long min = 0);
+
+// A flag that overwrites outputs (`--overwrite-dinp`): "<assigned> instead
+// of += (Update::overwrite, <why>); the initial values are NaN, never read".
+// `assigned`: "dinp =", or "dwte = and dwpe ="; `why` may be empty.
+CLI::Option* add_overwrite(CLI::App& app, const std::string& flag, bool& value,
+                           const std::string& assigned, const std::string& why);
 
 // After parsing, before Kokkos starts: the options that are allowed but
 // questionable (more threads than the hardware has), on stderr.

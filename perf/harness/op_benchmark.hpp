@@ -23,6 +23,8 @@
 //   overwrites(opt)    per output: overwritten (starts as NaN) or accumulated
 //   call_options(impl, opt), call(ctx, arrays, call_options)
 //   peers(backend, opt), peer_args(arrays, precision, opt)
+//   help               the subcommand's line of help (its name is Spec's)
+//   add_options(app, opt)  its sizes (add_size), add_selection_options<D>, its flags
 // and where it needs them:
 //   present(opt)       per argument, whether the run passes it (default: all)
 //   in_place           true: an output that may replace an input does
@@ -37,6 +39,7 @@
 #include "peer_list.hpp"
 #include "planned_rows.hpp"
 #include "reference_io.hpp"
+#include "subcommand.hpp"
 
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
@@ -334,11 +337,12 @@ class OpBenchmark {
   std::vector<Peer> peers_;
 };
 
-// The subcommand's run: on the backend harness.backend (Kokkos initialized).
+// The operation's subcommand, named as its entry ("llmk::gelu_backward": gelu_backward).
 template <class D>
-int run_op_benchmark(const perf::Options& harness, const typename D::Options& opt) {
-  OpBenchmark<D> benchmark(opt);
-  return perf::run(harness, benchmark);
+Subcommand op_subcommand() {
+  const std::string name(D::Spec::name);
+  return subcommand_of<OpBenchmark<D>, typename D::Options>(name.substr(name.rfind(':') + 1),
+                                                            D::help, D::add_options);
 }
 
 }  // namespace llmk::perf

@@ -1,7 +1,14 @@
-// The layer norm's backward described to llmk-perf's shared subcommand
-// (harness/op_benchmark.hpp).
-#include "benchmark.hpp"
-
+// The layernorm backward in llmk-perf (`llmk-perf layernorm_backward`): its
+// options (the problem's sizes, the implementations and precisions to time,
+// dinp overwritten) and its run: per precision, one row per llmk
+// implementation that declares it, in the order of
+// llmk::impls<llmk::LayernormBackward>(), then the peers (peers.hpp): peer:copy, a
+// device copy moving as many bytes as the operation, the bandwidth ceiling
+// every row's "% copy" compares with; on Cuda peer:llmc-style, llm.c's
+// algorithm. All on the same inputs, each that computes something validated
+// against the float64 reference of llmk_layernorm_backward_reference before it
+// is timed. A memory-bound operation: rows report GB/s (the bytes of the
+// reference's Shape::bytes, the least a call must move), not GFLOP/s.
 #include "../harness/op_benchmark.hpp"
 #include "peers.hpp"
 
@@ -16,10 +23,21 @@ namespace {
 
 namespace ref = reference::layernorm;
 
+struct Options {
+  // GPT-2 124M's layernorms at llm.c's training batch.
+  std::int64_t B = 8, T = 1024, C = 768;
+  std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
+  std::string precisions = "fp32";  // "all", or a comma list: fp32, bf16, bf16-fp32grad
+  bool overwrite_dinp =
+      false;  // Update::overwrite on dinp (default +=, as llm.c's residual stream)
+};
+
 struct Description {
   using Tag = LayernormBackward;
   using Spec = op::layernorm_backward::Spec;
   using Options = layernorm_backward::Options;
+  static constexpr const char* help =
+      "the backward pass of GPT-2's layer normalization (dinp, dweight, dbias)";
   using CallOptions = LayernormBackwardOptions;
   using Shape = ref::Shape;
   using Problem = ref::HostProblem;
@@ -110,32 +128,20 @@ struct Description {
             p,
             opt.overwrite_dinp};
   }
+
+  static void add_options(CLI::App& app, Options& opt) {
+    add_size(app, "--B", opt.B, "batch size");
+    add_size(app, "--T", opt.T, "sequence length");
+    add_size(app, "--C", opt.C, "channels");
+    add_selection_options<Description>(app, opt);
+    add_overwrite(app, "--overwrite-dinp", opt.overwrite_dinp, "dinp =",
+                  "not llm.c's: its layernorm backward adds to dinp, the residual stream's "
+                  "gradient");
+  }
 };
 
 }  // namespace
 
-const Implementations& implementations() { return implementations_of<Description>(); }
-
-void add_options(CLI::App& app, Options& opt) {
-  const char* zero = " (0: a valid no-op)";
-  app.add_option("--B", opt.B, std::string("batch size") + zero)
-      ->capture_default_str()
-      ->check(perf::count_at_least(0, ""));
-  app.add_option("--T", opt.T, std::string("sequence length") + zero)
-      ->capture_default_str()
-      ->check(perf::count_at_least(0, ""));
-  app.add_option("--C", opt.C, std::string("channels") + zero)
-      ->capture_default_str()
-      ->check(perf::count_at_least(0, ""));
-  add_selection_options<Description>(app, opt);
-  app.add_flag("--overwrite-dinp", opt.overwrite_dinp,
-               "dinp = instead of += (Update::overwrite); its initial values are NaN, never "
-               "read. Default +=: dinp is the residual stream's gradient, which llm.c's "
-               "layernorm backward adds to");
-}
-
-int run(const perf::Options& harness, const Options& opt) {
-  return run_op_benchmark<Description>(harness, opt);
-}
+Subcommand subcommand() { return op_subcommand<Description>(); }
 
 }  // namespace llmk::perf::layernorm_backward

@@ -1,8 +1,14 @@
-#include "benchmark.hpp"
-
+// The matmul backward in llmk-perf: its options (the problem's sizes, the
+// implementations and precisions to time, GELU, dinp overwritten) and its
+// run: per precision, one row per llmk implementation that declares it, in
+// the order of llmk::impls<llmk::MatmulBackward>(), then the peers (peers.hpp) that
+// run it, all on the same inputs, each validated against the float64
+// reference of llmk_matmul_backward_reference before it is timed. One
+// precision's buffers are freed before the next one's are made.
 #include "../harness/driver.hpp"
 #include "../harness/planned_rows.hpp"
 #include "../harness/reference_io.hpp"
+#include "../harness/subcommand.hpp"
 #include "peers.hpp"
 
 #include <llmk/context.hpp>
@@ -24,6 +30,16 @@
 
 namespace llmk::perf::matmul_backward {
 namespace {
+
+struct Options {
+  reference::Shape shape = reference::seed_shape();  // B=8 T=1024 C=768 OC=3072
+  std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
+  std::string precisions = "fp32";  // "all", or a comma list: fp32, tf32, bf16, bf16-fp32grad
+  bool gelu = false;                // pass pre_gelu: the GELU backward fused into dinp
+  bool overwrite_dinp = false;      // Update::overwrite on dinp (llm.c's training)
+};
+
+const Implementations& implementations();
 
 // Sizes whose element counts overflow 64 bits are refused (the library would
 // refuse them too, but the host problem is made first).
@@ -340,8 +356,6 @@ class Benchmark {
   std::vector<Peer> peers_;
 };
 
-}  // namespace
-
 const Implementations& implementations() {
   static const Implementations impls(
       llmk::impls<llmk::MatmulBackward>(), [](auto space, const std::string& name) {
@@ -354,11 +368,10 @@ void add_options(CLI::App& app, Options& opt) {
   reference::Shape& s = opt.shape;
   s.name = "perf";
   s.bias = true;
-  const char* zero = " (0: a valid no-op)";
-  app.add_option("--B", s.B, std::string("batch size") + zero)->capture_default_str()->check(perf::count_at_least(0, ""));
-  app.add_option("--T", s.T, std::string("sequence length") + zero)->capture_default_str()->check(perf::count_at_least(0, ""));
-  app.add_option("--C", s.C, std::string("input channels") + zero)->capture_default_str()->check(perf::count_at_least(0, ""));
-  app.add_option("--OC", s.OC, std::string("output channels") + zero)->capture_default_str()->check(perf::count_at_least(0, ""));
+  add_size(app, "--B", s.B, "batch size");
+  add_size(app, "--T", s.T, "sequence length");
+  add_size(app, "--C", s.C, "input channels");
+  add_size(app, "--OC", s.OC, "output channels");
   app.add_option("--impl", opt.impls, implementations().option_help())
       ->capture_default_str()
       ->check(implementations().validator());
@@ -371,14 +384,16 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_flag("--gelu", opt.gelu,
                "fuse the GELU backward: pass pre_gelu, dinp becomes the gradient of GELU's input "
                "(GPT-2's tanh approximation)");
-  app.add_flag("--overwrite-dinp", opt.overwrite_dinp,
-               "dinp = instead of += (Update::overwrite, as llm.c's training); its initial "
-               "values are NaN, never read");
+  add_overwrite(app, "--overwrite-dinp", opt.overwrite_dinp, "dinp =", "as llm.c's training");
 }
 
-int run(const perf::Options& harness, const Options& opt) {
-  Benchmark benchmark(opt);
-  return perf::run(harness, benchmark);
+}  // namespace
+
+Subcommand subcommand() {
+  return subcommand_of<Benchmark, Options>(
+      "matmul_backward",
+      "the backward pass of a linear layer (dinp, dweight, dbias of out = inp·Wᵀ + bias)",
+      add_options);
 }
 
 }  // namespace llmk::perf::matmul_backward
