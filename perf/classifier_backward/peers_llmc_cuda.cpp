@@ -20,6 +20,7 @@
 // written as zeros, as llmk writes them (llm.c leaves them as they are), so
 // that both move the same bytes and pass the same check; losses are set (=)
 // rather than accumulated (llm.c's −=).
+#include "../harness/llmc_cuda.hpp"
 #include "peers.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -33,22 +34,12 @@
 namespace llmk::perf::classifier_backward {
 namespace {
 
-void check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess)
-    throw std::runtime_error(std::string("llmk-perf (classifier llmc-style): ") + what + ": " +
-                             cudaGetErrorString(err));
-}
+void check(cudaError_t err, const char* what) { llmc::check(err, "classifier llmc-style", what); }
 
 constexpr int kThreads = 1024;
 
-__device__ inline float widen(float x) { return x; }
-__device__ inline float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class T>
-__device__ inline T narrow(float x);
-template <>
-__device__ inline float narrow<float>(float x) { return x; }
-template <>
-__device__ inline __nv_bfloat16 narrow<__nv_bfloat16>(float x) { return __float2bfloat16(x); }
+using llmc::narrow;
+using llmc::widen;
 
 // 16 bytes of T.
 template <class T>

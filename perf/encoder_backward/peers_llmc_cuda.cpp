@@ -10,6 +10,7 @@
 // bf16-fp32grad (dout bf16, widened; float atomics): atomics into bf16
 // gradients would round at each of a bucket's additions, which llm.c does not
 // do either (its bf16 version is the deterministic, sorted one).
+#include "../harness/llmc_cuda.hpp"
 #include "peers.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -24,8 +25,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__device__ inline float widen(float x) { return x; }
-__device__ inline float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+using llmc::widen;
 
 template <class In>
 __global__ void __launch_bounds__(kThreads)
@@ -40,11 +40,7 @@ __global__ void __launch_bounds__(kThreads)
   atomicAdd(dwpe + t * C + c, d);
 }
 
-void check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess)
-    throw std::runtime_error(std::string("llmk-perf (encoder llmc-atomics): ") + what + ": " +
-                             cudaGetErrorString(err));
-}
+void check(cudaError_t err, const char* what) { llmc::check(err, "encoder llmc-atomics", what); }
 
 template <class In>
 void run_typed(const PeerArgs& a) {

@@ -7,6 +7,7 @@
 // kernel writes in place over dout, which llmk does not allow, so here dinp
 // is its own array). N need not be a multiple of the vector (a scalar tail),
 // but the arrays must be 16-byte aligned (they are: the harness's views).
+#include "../harness/llmc_cuda.hpp"
 #include "peers.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -22,14 +23,8 @@ namespace {
 
 constexpr int kThreads = 512;
 
-__device__ inline float widen(float x) { return x; }
-__device__ inline float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class T>
-__device__ inline T narrow(float x);
-template <>
-__device__ inline float narrow<float>(float x) { return x; }
-template <>
-__device__ inline __nv_bfloat16 narrow<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+using llmc::narrow;
+using llmc::widen;
 
 __device__ inline float gelu_derivative(float x) {
   const float s = 0.7978845608f, k = 0.044715f;
@@ -38,19 +33,13 @@ __device__ inline float gelu_derivative(float x) {
   return 0.5f * (1.0f + t) + 0.5f * x * sech2 * s * (1.0f + 3.0f * k * x * x);
 }
 
-template <class T>
-union Vec {
-  int4 raw;
-  T e[16 / sizeof(T)];
-};
-
 template <class T, bool Overwrite>
 __global__ void __launch_bounds__(kThreads)
     gelu_backward_vec(T* dinp, const T* dout, const T* inp, index_t N) {
   constexpr int V = 16 / int(sizeof(T));
   const index_t i = (index_t(blockIdx.x) * kThreads + threadIdx.x) * V;
   if (i + V <= N) {
-    Vec<T> d, x, out;
+    llmc::Vec16<T> d, x, out;
     d.raw = __ldcs(reinterpret_cast<const int4*>(dout + i));
     x.raw = __ldcs(reinterpret_cast<const int4*>(inp + i));
     if (!Overwrite) out.raw = *reinterpret_cast<const int4*>(dinp + i);
@@ -82,10 +71,7 @@ void run_typed(const PeerArgs& a) {
     gelu_backward_vec<T, true><<<blocks, kThreads, 0, stream>>>(dinp, dout, inp, a.N);
   else
     gelu_backward_vec<T, false><<<blocks, kThreads, 0, stream>>>(dinp, dout, inp, a.N);
-  const cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess)
-    throw std::runtime_error(std::string("llmk-perf (gelu llmc-style): kernel launch: ") +
-                             cudaGetErrorString(err));
+  llmc::check(cudaGetLastError(), "gelu llmc-style", "kernel launch");
 }
 
 void llmc_style(const PeerArgs& a) {

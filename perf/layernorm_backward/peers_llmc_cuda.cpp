@@ -23,6 +23,7 @@
 // inp, mean and rstd rather than mean_c(dnorm ⊙ inp) corrected afterwards;
 // the counter resets itself rather than being cleared by a memset before
 // each call; C need not be a multiple of the vector width (a scalar path).
+#include "../harness/llmc_cuda.hpp"
 #include "peers.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -38,11 +39,7 @@
 namespace llmk::perf::layernorm_backward {
 namespace {
 
-void check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess)
-    throw std::runtime_error(std::string("llmk-perf (layernorm llmc-style): ") + what + ": " +
-                             cudaGetErrorString(err));
-}
+void check(cudaError_t err, const char* what) { llmc::check(err, "layernorm llmc-style", what); }
 
 constexpr int kWarp = 32;
 constexpr int kWarps = 16;  // per block: 512 threads, as llm.c
@@ -53,18 +50,8 @@ constexpr int kVec = 16 / int(sizeof(T));  // elements per 16-byte access
 template <class T>
 constexpr int kChunk = kWarp * kVec<T>;  // the columns a warp covers in one step
 
-__device__ inline float widen(float x) { return x; }
-__device__ inline float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class T>
-__device__ inline T narrow(float x);
-template <>
-__device__ inline float narrow<float>(float x) {
-  return x;
-}
-template <>
-__device__ inline __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
+using llmc::narrow;
+using llmc::widen;
 
 // v[0..V) = p[0..V) widened: one 16-byte load (Vectorized: p aligned and all
 // V within the row), or element by element, 0 past `valid`.

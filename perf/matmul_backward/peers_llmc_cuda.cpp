@@ -15,6 +15,7 @@
 //    second kernel adds each column's partials, slice by slice, to dbias.
 // The GEMMs' algorithms come from cuBLASLt's heuristic at each call, with a
 // 32 MiB workspace, as llm.c does on Hopper.
+#include "../harness/llmc_cuda.hpp"
 #include "peers.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -35,11 +36,7 @@ void check(cublasStatus_t status, const char* what) {
     throw std::runtime_error(std::string("llmk-perf (llmc-style): ") + what + " failed: " +
                              cublasGetStatusString(status));
 }
-void check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess)
-    throw std::runtime_error(std::string("llmk-perf (llmc-style): ") + what + ": " +
-                             cudaGetErrorString(err));
-}
+void check(cudaError_t err, const char* what) { llmc::check(err, "llmc-style", what); }
 
 // The peer's own cuBLASLt handle, workspace and dbias partials, made on first
 // use and released at Kokkos::finalize (llmk-perf calls peers from one thread).
@@ -173,18 +170,8 @@ constexpr int kBlockColumns = kLanesX * kVec<In>;  // 256 bf16, 128 float
 static_assert(kLanesX * kLanesY >= kBlockColumns<__nv_bfloat16>,
               "a block's threads sum its columns one each");
 
-__device__ inline float widen(float x) { return x; }
-__device__ inline float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class Out>
-__device__ inline Out narrow(float x);
-template <>
-__device__ inline float narrow<float>(float x) {
-  return x;
-}
-template <>
-__device__ inline __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
+using llmc::narrow;
+using llmc::widen;
 
 // partials[slice, o] = Σ over the slice's rows of dout[m, o]. Each thread
 // adds every kLanesY-th row of the slice for kVec columns; the kLanesY sums of

@@ -22,9 +22,6 @@
 #include <llmk/compat.hpp>
 #include <llmk/types.hpp>
 
-#include <algorithm>
-#include <cstdint>
-
 namespace llmk::kernels {
 
 template <class ExecSpace, class In, class DInp>
@@ -70,28 +67,6 @@ inline void gelu_backward_block(DInp* dinp, const In* dout,
   }
 }
 
-// Where the packs of `size` elements of Bytes bytes lie: elements [head,
-// head + packs·size); none unless the three arrays are misaligned alike.
-struct GeluPackPlan {
-  index_t head = 0, packs = 0;
-};
-
-template <int Bytes, class Args>
-GeluPackPlan gelu_pack_plan(const Args& a) {
-  using T = typename decltype(a.dout)::non_const_value_type;
-  static_assert(sizeof(T) == sizeof(typename decltype(a.dinp)::value_type),
-                "dinp's packs hold as many elements as dout's");
-  constexpr int size = Bytes / int(sizeof(T));
-  const auto offset = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % Bytes; };
-  const index_t N = index_t(a.dinp.extent(0));
-  const std::uintptr_t o = offset(a.dinp.data());
-  if (offset(a.dout.data()) != o || offset(a.inp.data()) != o || o % sizeof(T) != 0) return {};
-  GeluPackPlan plan;
-  plan.head = std::min<index_t>(N, index_t((Bytes - o) % Bytes / sizeof(T)));
-  plan.packs = (N - plan.head) / size;
-  return plan;
-}
-
 template <class ExecSpace, class Args>
 void gelu_backward_packs(const ExecSpace& exec, const Args& a) {
   using In = typename decltype(a.dout)::non_const_value_type;
@@ -100,8 +75,10 @@ void gelu_backward_packs(const ExecSpace& exec, const Args& a) {
   using InPack = PackOf<In, kBytes>;
   using OutPack = PackOfSize<DInp, InPack::size>;
   constexpr int size = InPack::size;
-  const GeluPackPlan plan = gelu_pack_plan<kBytes>(a);
-  const index_t N = index_t(a.dinp.extent(0)), head = plan.head, packs = plan.packs;
+  static_assert(sizeof(In) == sizeof(DInp), "dinp's packs hold as many elements as dout's");
+  const index_t N = index_t(a.dinp.extent(0));
+  const PackPlan plan = pack_plan<kBytes, In>(N, {a.dinp.data(), a.dout.data(), a.inp.data()});
+  const index_t head = plan.head, packs = plan.packs;
   const index_t tail = head + packs * size;  // the first element past the packs
   const In* const dout = a.dout.data();
   const In* const inp = a.inp.data();

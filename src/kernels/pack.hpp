@@ -5,8 +5,12 @@
 #include <Kokkos_Core.hpp>
 #include <llmk/bf16.hpp>
 
+#include <llmk/types.hpp>
+
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <type_traits>
 
 namespace llmk::kernels {
@@ -55,6 +59,28 @@ KOKKOS_INLINE_FUNCTION Pack load_pack(const T* p) {
 template <class Pack, class T>
 KOKKOS_INLINE_FUNCTION void store_pack(T* p, const Pack& v) {
   *reinterpret_cast<Pack*>(p) = v;
+}
+
+// Where packs of Bytes bytes lie in n elements of T that several arrays hold
+// alike (an elementwise kernel's inputs and output): elements [head, head +
+// packs·size), the head before the first pack boundary and the tail after
+// the last whole pack left to single elements. None unless every array is
+// misaligned alike (the usual case: all aligned).
+struct PackPlan {
+  index_t head = 0, packs = 0;
+};
+
+template <int Bytes, class T>
+PackPlan pack_plan(const index_t n, std::initializer_list<const void*> arrays) {
+  const auto offset = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % Bytes; };
+  const std::uintptr_t o = offset(*arrays.begin());
+  if (o % sizeof(T) != 0) return {};
+  for (const void* a : arrays)
+    if (offset(a) != o) return {};
+  PackPlan plan;
+  plan.head = std::min<index_t>(n, index_t((Bytes - o) % Bytes / sizeof(T)));
+  plan.packs = (n - plan.head) / index_t(Bytes / sizeof(T));
+  return plan;
 }
 
 }  // namespace llmk::kernels

@@ -9,6 +9,7 @@
 //   Op::run_empty(call, p)           what such a problem still writes
 //                                    (overwritten outputs: zeros, ...)
 //   Op::empty_workspace<S, P>(size, s) the workspace run_empty takes
+// (OpDefaults below: run_empty writes nothing, and needs no workspace)
 // and its Problem has `M` rows and rows(m0, count), the problem of rows
 // [m0, m0 + count) (later chunks accumulate into what earlier ones wrote).
 //
@@ -23,6 +24,7 @@
 #include <core/validate.hpp>
 #include <core/workspace.hpp>
 #include <llmk/compat.hpp>
+#include <llmk/operation.hpp>
 
 #include <algorithm>
 #include <mutex>
@@ -33,6 +35,20 @@
 #include <vector>
 
 namespace llmk::core::op {
+
+// The hooks of an operation that its own Op redeclares where it differs
+// (struct Op : Spec, OpDefaults): an empty problem writes nothing (no output
+// that it overwrites, as an elementwise output, has any element), and its
+// implementations' infos add nothing to llmk::ImplInfo (queries.hpp).
+struct OpDefaults {
+  using Info = llmk::ImplInfo;
+  template <class ExecSpace, class P, class Sizes>
+  static void empty_workspace(WorkspaceSize&, const Sizes&) {}
+  template <class Call, class Problem>
+  static void run_empty(Call&, const Problem&) {}
+  template <class I>
+  static void describe(llmk::ImplInfo&) {}
+};
 
 // What run() gets besides the problem. Everything that can fail (a handle, an
 // algorithm choice) must be done before an implementation's first launch, so

@@ -37,6 +37,7 @@
 #pragma once
 
 #include <core/checked.hpp>
+#include <core/workspace.hpp>
 
 #include <type_traits>
 
@@ -67,6 +68,15 @@ struct ImplDefaults {
   static bool auto_passes_over() {
     return false;
   }
+};
+
+// The defaults of an operation whose implementations all run every
+// precision and need no workspace (elementwise ones).
+struct AnyPrecisionNoWorkspace : ImplDefaults {
+  template <class P>
+  static constexpr bool supports = true;
+  template <class ExecSpace, class P, class Sizes>
+  static void workspace(WorkspaceSize&, const Sizes&) {}
 };
 
 template <class I, class ExecSpace>

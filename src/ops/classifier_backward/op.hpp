@@ -28,10 +28,9 @@ struct Scalars {
   index_t V = 0;
 };
 
-struct Op : Spec {
+struct Op : Spec, core::op::OpDefaults {
   using Implementations = classifier_backward::Implementations;
   using Sizes = classifier_backward::Sizes;
-  using Info = ClassifierBackwardImplInfo;
 
   // logits and dlogits rows are Vp wide; no array is not indexed by rows.
   static core::op::SizeLimits limits(const Sizes& s) {
@@ -39,15 +38,6 @@ struct Op : Spec {
   }
 
   static bool is_empty(const Sizes& s) { return s.M == 0; }
-
-  // No rows: nothing to write.
-  template <class ExecSpace, class P>
-  static void empty_workspace(core::WorkspaceSize&, const Sizes&) {}
-  template <class ExecSpace, class P>
-  static void run_empty(Call<ExecSpace>&, const Problem<ExecSpace, P>&) {}
-
-  template <class I>
-  static void describe(Info&) {}
 
   // V: 1 to Vp columns (0 only without rows).
   template <class Bound>

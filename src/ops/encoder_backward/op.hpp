@@ -12,11 +12,10 @@
 
 namespace llmk::op::encoder_backward {
 
-struct Op : Spec {
+struct Op : Spec, core::op::OpDefaults {
   // "auto" takes the first that runs on the space: block_sort on Cuda.
   using Implementations = core::ImplList<BlockSort, Sorted>;
   using Sizes = encoder_backward::Sizes;
-  using Info = EncoderBackwardImplInfo;
 
   // dout's rows are C wide; the positions (B·T) are what an implementation
   // bounds; dwte (V × C) is the array not indexed by rows.
@@ -29,16 +28,11 @@ struct Op : Spec {
   // No positions or no channels: the tokens are still checked; overwritten
   // outputs become zeros.
   template <class ExecSpace, class P>
-  static void empty_workspace(core::WorkspaceSize&, const Sizes&) {}
-  template <class ExecSpace, class P>
   static void run_empty(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
     if (p.M > 0 && p.args.check_tokens) check_tokens(call.exec, p);
     if (p.args.overwrite_dwte) core::op::fill_zero(call.exec, p.args.dwte);
     if (p.args.overwrite_dwpe) core::op::fill_zero(call.exec, p.args.dwpe);
   }
-
-  template <class I>
-  static void describe(Info&) {}
 
   template <class ExecSpace, class P, class Bound>
   static Problem<ExecSpace, P> problem(const Bound& b, const Options& options) {

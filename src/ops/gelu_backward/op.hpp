@@ -12,25 +12,15 @@
 
 namespace llmk::op::gelu_backward {
 
-struct Op : Spec {
+struct Op : Spec, core::op::OpDefaults {
   // "packed" moves 16 bytes a load; "naive" is the baseline.
   using Implementations = core::ImplList<Packed, Naive>;
   using Sizes = gelu_backward::Sizes;
-  using Info = GeluBackwardImplInfo;
 
   // Rows of C elements; no array that is not indexed by rows.
   static core::op::SizeLimits limits(const Sizes& s) { return {s.C, {}, {"N", 0}}; }
 
   static bool is_empty(const Sizes& s) { return s.M == 0 || s.C == 0; }
-
-  // No elements: nothing to write.
-  template <class ExecSpace, class P>
-  static void empty_workspace(core::WorkspaceSize&, const Sizes&) {}
-  template <class ExecSpace, class P>
-  static void run_empty(Call<ExecSpace>&, const Problem<ExecSpace, P>&) {}
-
-  template <class I>
-  static void describe(Info&) {}
 
   // The kernels see N = M·C elements.
   template <class ExecSpace, class P, class Bound>

@@ -46,11 +46,6 @@ using Call = core::op::Call<ExecSpace, GeluBackwardOptions>;
 
 // Every implementation runs every precision (its kernels are templates on
 // the element types) and needs no workspace.
-struct ImplDefaults : core::op::ImplDefaults {
-  template <class P>
-  static constexpr bool supports = true;
-  template <class ExecSpace, class P>
-  static void workspace(core::WorkspaceSize&, const Sizes&) {}
-};
+using ImplDefaults = core::op::AnyPrecisionNoWorkspace;
 
 }  // namespace llmk::op::gelu_backward

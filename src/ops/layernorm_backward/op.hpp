@@ -14,13 +14,12 @@
 
 namespace llmk::op::layernorm_backward {
 
-struct Op : Spec {
+struct Op : Spec, core::op::OpDefaults {
   // "warp_rows" streams the rows through shared memory on Cuda (falling back
   // to "blocked" where it cannot); "blocked" reads dout and inp once and
   // coalesced; "naive" is the baseline.
   using Implementations = core::ImplList<WarpRows, Blocked, Naive>;
   using Sizes = layernorm_backward::Sizes;
-  using Info = LayernormBackwardImplInfo;
 
   // dout, inp and dinp rows are C wide; weight (C) is not indexed by rows.
   static core::op::SizeLimits limits(const Sizes& s) {
@@ -31,15 +30,10 @@ struct Op : Spec {
 
   // No rows: the column sums are empty; overwritten ones are set to zeros.
   template <class ExecSpace, class P>
-  static void empty_workspace(core::WorkspaceSize&, const Sizes&) {}
-  template <class ExecSpace, class P>
   static void run_empty(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
     if (p.args.overwrite_dweight) core::op::fill_zero(call.exec, p.args.dweight);
     if (p.args.overwrite_dbias) core::op::fill_zero(call.exec, p.args.dbias);
   }
-
-  template <class I>
-  static void describe(Info&) {}
 
   template <class ExecSpace, class P, class Bound>
   static Problem<ExecSpace, P> problem(const Bound& b, const Options& options) {
