@@ -7,6 +7,7 @@
 //   llmk-perf classifier_backward [options]  perf/classifier_backward/
 //   llmk-perf gelu_backward [options]        perf/gelu_backward/
 //   llmk-perf encoder_backward [options]     perf/encoder_backward/
+//   llmk-perf gelu_forward [options]         perf/gelu_forward/
 //   llmk-perf [options]                      matmul_backward, as before subcommands
 // The harness (perf/harness/: timing, probes, the device timer, the table and
 // the JSON, the common options) knows nothing of the operations. Its options
@@ -26,27 +27,18 @@
 #include <stdexcept>
 #include <vector>
 
-// Each operation's subcommand (perf/<op>/benchmark.cpp), in --help's order.
+// Each operation's subcommand (perf/<op>/benchmark.cpp).
+// clang-format off
 namespace llmk::perf {
-namespace matmul_backward {
-Subcommand subcommand();
-}
-namespace layernorm_backward {
-Subcommand subcommand();
-}
-namespace attention_backward {
-Subcommand subcommand();
-}
-namespace classifier_backward {
-Subcommand subcommand();
-}
-namespace gelu_backward {
-Subcommand subcommand();
-}
-namespace encoder_backward {
-Subcommand subcommand();
-}
+namespace matmul_backward { Subcommand subcommand(); }
+namespace layernorm_backward { Subcommand subcommand(); }
+namespace attention_backward { Subcommand subcommand(); }
+namespace classifier_backward { Subcommand subcommand(); }
+namespace gelu_backward { Subcommand subcommand(); }
+namespace encoder_backward { Subcommand subcommand(); }
+namespace gelu_forward { Subcommand subcommand(); }
 }  // namespace llmk::perf
+// clang-format on
 
 namespace {
 
@@ -66,7 +58,8 @@ int main(int argc, char** argv) {
   const std::vector<perf::Subcommand> ops{
       perf::matmul_backward::subcommand(),    perf::layernorm_backward::subcommand(),
       perf::attention_backward::subcommand(), perf::classifier_backward::subcommand(),
-      perf::gelu_backward::subcommand(),      perf::encoder_backward::subcommand()};
+      perf::gelu_backward::subcommand(),      perf::encoder_backward::subcommand(),
+      perf::gelu_forward::subcommand()};
   perf::Options harness;
 
   CLI::App app{"llmk-perf: validate and time llmk's operations against their peers. "

@@ -13,12 +13,16 @@
 //  - InPlace.*: dinp = dout, the same array (llm.c's gelu_backward_inplace),
 //    overwritten and accumulated, through views and raw pointers: the
 //    reference of a problem whose dinp starts as dout's values, for N across
-//    the host blocks and the packs.
+//    the host blocks and the packs;
+//  - GeluForwardInPlace.*: llmk::gelu_forward with out = inp, the same array
+//    (GELU in place), overwritten and accumulated, both implementations.
 #include "support/compare.hpp"
 
 #include <gtest/gtest.h>
 #include <llmk/gelu_backward.hpp>
+#include <llmk/gelu_forward.hpp>
 #include <ops/gelu_backward/reference/reference.hpp>
+#include <ops/gelu_forward/reference.hpp>
 
 #include <array>
 #include <cmath>
@@ -224,6 +228,38 @@ TEST(GeluBackwardInPlace, Fp32) {
 }
 TEST(GeluBackwardInPlace, Bf16) {
   for (std::int64_t N : {1, 17, 1031, 20000}) check_in_place<llmk::bf16>(N);
+}
+
+// gelu_forward's out over inp: the reference of a problem whose out starts
+// as inp's values.
+template <class T>
+void check_forward_in_place(std::int64_t N) {
+  namespace fwd = llmk::reference::gelu_forward;
+  fwd::HostProblem p = fwd::make_problem({"inplace", 1, 1, N}, 37, precision_of<T>);
+  p.out = p.inp;
+  for (const bool overwrite : {false, true}) {
+    const std::vector<double> ref = fwd::reference_forward(p, overwrite);
+    for (const char* impl : {"packed", "naive"}) {
+      SCOPED_TRACE(std::string(impl) + ", N = " + std::to_string(N) +
+                   (overwrite ? ", overwrite" : ", accumulate"));
+      OffsetArray<T> x(p.inp, 0, 7.0f);
+      llmk::GeluForwardOptions options;
+      options.impl = impl;
+      options.out_update = overwrite ? llmk::Update::overwrite : llmk::Update::accumulate;
+      llmk::gelu_forward(Space(), llmk::BufferRef(x.data()), llmk::ConstBufferRef(x.data()), N,
+                         options);
+      Space().fence();
+      EXPECT_TRUE(
+          llmk_test::matches_reference("out", x.range(), ref, 0, fwd::tolerance(precision_of<T>)));
+    }
+  }
+}
+
+TEST(GeluForwardInPlace, Fp32) {
+  for (std::int64_t N : {1, 7, 1031, 20000}) check_forward_in_place<float>(N);
+}
+TEST(GeluForwardInPlace, Bf16) {
+  for (std::int64_t N : {1, 17, 1031, 20000}) check_forward_in_place<llmk::bf16>(N);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 // with), on Cuda peer:llmc-style, llm.c's kernel's idea. Memory-bound: rows
 // report GB/s (Shape::bytes: dout and inp read, dinp written, and read when
 // accumulated).
-#include "../harness/op_benchmark.hpp"
+#include "gelu_rows.hpp"
 #include "peers.hpp"
 
 #include <llmk/gelu_backward.hpp>
@@ -19,41 +19,23 @@ namespace {
 
 namespace ref = reference::gelu;
 
-struct Options {
-  // GPT-2 124M's MLP activations (4C = 3072) at llm.c's training batch.
-  std::int64_t B = 8, T = 1024, C = 3072;
-  std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
-  std::string precisions = "fp32";  // "all", or a comma list: fp32, bf16
-  bool overwrite_dinp = false;      // Update::overwrite on dinp (llm.c's kernel overwrites)
+struct Options : gelu::Sizes {
+  bool overwrite_dinp = false;  // Update::overwrite on dinp (llm.c's kernel overwrites)
 };
 
-struct Description {
+struct Description : gelu::Rows {
   using Tag = GeluBackward;
   using Spec = op::gelu_backward::Spec;
   using Options = gelu_backward::Options;
   static constexpr const char* help =
       "the backward pass of GPT-2's GELU (dinp = gelu'(inp) · dout)";
   using CallOptions = GeluBackwardOptions;
-  using Shape = ref::Shape;
   using Problem = ref::HostProblem;
   using Peer = gelu_backward::Peer;
   static constexpr const char* title = "gelu backward";
-  static constexpr const char* unit = "row";
 
-  static Shape shape(const Options& opt) {
-    check_product({opt.B, opt.T, opt.C}, "B·T·C");
-    return {"perf", opt.B, opt.T, opt.C};
-  }
-  static core::op::SymbolSizes sizes(const Shape& s) {
-    return {{"B", s.B}, {"T", s.T}, {"C", s.C}};
-  }
-  static std::int64_t units(const Shape& s) { return s.M(); }
-  static core::op::SymbolSizes part(const core::op::SymbolSizes& s, std::int64_t rows) {
-    return s.with("B", 1).with("T", rows);
-  }
   static void header(Suite& suite, const Shape& s, const Options& opt, const std::string& sizes) {
-    suite.params = {{"B", s.B}, {"T", s.T}, {"C", s.C}};
-    suite.derived = "N=" + std::to_string(s.N());
+    params(suite, s);
     suite.flags = {{"overwrite_dinp", opt.overwrite_dinp}};
     suite.notes.push_back(std::string("dinp ") +
                           (opt.overwrite_dinp ? "overwritten (=)" : "accumulated (+=)") +
@@ -99,9 +81,7 @@ struct Description {
   }
 
   static void add_options(CLI::App& app, Options& opt) {
-    add_size(app, "--B", opt.B, "batch size");
-    add_size(app, "--T", opt.T, "sequence length");
-    add_size(app, "--C", opt.C, "channels of GELU's input (GPT-2: 4·C)");
+    add_sizes(app, opt);
     add_selection_options<Description>(app, opt);
     add_overwrite(app, "--overwrite-dinp", opt.overwrite_dinp, "dinp =", "as llm.c's kernel");
   }

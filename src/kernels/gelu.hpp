@@ -1,4 +1,4 @@
-// The derivative of GPT-2's GELU, the tanh approximation
+// GPT-2's GELU, the tanh approximation, and its derivative
 //   gelu(x) = ½·x·(1 + tanh(s·(x + 0.044715·x³))),  s = √(2/π),
 //   gelu'(x) = ½·(1 + t) + ½·x·(1 − t²)·s·(1 + 3·0.044715·x²),  t = tanh(s·(x + 0.044715·x³)),
 // in float, for host and device code. (The float64 reference in
@@ -8,6 +8,12 @@
 #include <kernels/fast_math.hpp>
 
 namespace llmk::kernels {
+
+KOKKOS_INLINE_FUNCTION float gelu(const float x) {
+  constexpr float s = 0.7978845608028654f;  // √(2/π)
+  constexpr float a = 0.044715f;
+  return 0.5f * x * (1.0f + fast_tanh(s * (x + a * x * x * x)));
+}
 
 KOKKOS_INLINE_FUNCTION float gelu_grad(const float x) {
   constexpr float s = 0.7978845608028654f;  // √(2/π)

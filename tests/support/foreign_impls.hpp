@@ -14,6 +14,7 @@
 #include <llmk/classifier_backward.hpp>
 #include <llmk/encoder_backward.hpp>
 #include <llmk/gelu_backward.hpp>
+#include <llmk/gelu_forward.hpp>
 #include <llmk/layernorm_backward.hpp>
 #include <llmk/matmul_backward.hpp>
 
@@ -28,6 +29,7 @@ std::vector<std::string> foreign_impls_of(const std::vector<Info>& own) {
                             {as_impl_infos(llmk::impls<llmk::MatmulBackward>()),
                              as_impl_infos(llmk::impls<llmk::LayernormBackward>()),
                              as_impl_infos(llmk::impls<llmk::GeluBackward>()),
+                             as_impl_infos(llmk::impls<llmk::GeluForward>()),
                              as_impl_infos(llmk::impls<llmk::EncoderBackward>()),
                              as_impl_infos(llmk::impls<llmk::ClassifierBackward>()),
                              as_impl_infos(llmk::impls<llmk::AttentionBackward>()),

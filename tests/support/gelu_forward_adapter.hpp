@@ -1,0 +1,100 @@
+// llmk::gelu_forward described to the contract tests
+// (tests/contract/operation.hpp lists what an adapter provides): the GELU
+// backward's shapes (support/gelu_adapter.hpp), its arguments from its
+// declaration, its float64 reference (ops/gelu_forward/reference.hpp).
+#pragma once
+
+#include "contract/operation.hpp"
+#include "contract/spec_adapter.hpp"
+#include "support/foreign_impls.hpp"
+#include "support/gelu_adapter.hpp"
+
+#include <llmk/gelu_forward.hpp>
+#include <ops/gelu_forward/reference.hpp>
+#include <ops/gelu_forward/spec.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace llmk_test {
+
+struct GeluForwardContract : OperationAdapter<llmk::GeluForward> {
+  using Shape = llmk::reference::gelu::Shape;
+  using Problem = llmk::reference::gelu_forward::HostProblem;
+  using Options = llmk::GeluForwardOptions;
+  using Spec = llmk::op::gelu_forward::Spec;
+  using Shapes = GeluBackwardContract;  // one elementwise operation's shapes serve both
+
+  static std::string name() { return "gelu_forward"; }
+  static constexpr bool same_bits_on_host_spaces = true;  // every element on its own
+  static constexpr bool no_two_inputs_alike = true;       // one input: none to share
+  static std::vector<Precision> precisions() { return {Precision::fp32, Precision::bf16}; }
+
+  // --- shapes: the GELU backward's --------------------------------------------------
+  static std::vector<Shape> shapes() { return Shapes::shapes(); }
+  static std::vector<Shape> overwrite_shapes() { return Shapes::overwrite_shapes(); }
+  static const std::vector<Shape>& empty_shapes() { return Shapes::empty_shapes(); }
+  static std::vector<Shape> large_shapes() { return Shapes::large_shapes(); }
+  template <class Space>
+  static std::string slow_reason(const std::string&, const Shape&) {
+    return "";
+  }
+  static Shape nan_shape() { return Shapes::nan_shape(); }
+  static Shape determinism_shape() { return Shapes::determinism_shape(); }
+  static std::vector<Shape> workspace_shapes() { return Shapes::workspace_shapes(); }
+  static Shape bad_input_shape() { return Shapes::bad_input_shape(); }
+  static Shape concurrency_shape(int i) { return Shapes::concurrency_shape(i); }
+
+  // --- arguments: out, inp, through the rank-2 entry as (N, 1) -----------------------
+  static std::vector<ArgSpec> args(const Shape& s, Precision p) {
+    std::vector<ArgSpec> v = contract::spec_args<Spec>({{"B", s.B}, {"T", s.T}, {"C", s.C}}, p);
+    for (ArgSpec& a : v) a.rank2 = {s.N(), 1};
+    return v;
+  }
+  static std::vector<contract::Dim> dims(const Shape& s) { return {{"N", s.N()}}; }
+  static std::vector<contract::Overflow> overflows() { return Shapes::overflows(); }
+
+  // --- problems and the reference ---------------------------------------------------
+  static Problem make(const Shape& s, std::uint32_t seed, Precision p) {
+    return llmk::reference::gelu_forward::make_problem(s, seed, p);
+  }
+  template <class P>
+  static auto& values(P& p, std::size_t arg) {
+    return arg == Spec::out ? p.out : p.inp;
+  }
+  static std::vector<std::vector<double>> reference(const Problem& p,
+                                                    const contract::Overwrites& o) {
+    return {llmk::reference::gelu_forward::reference_forward(p, o[0])};
+  }
+  static double tolerance(Precision p, std::size_t) {
+    return llmk::reference::gelu_forward::tolerance(p);
+  }
+
+  // --- calls ------------------------------------------------------------------------
+  static Options options(const std::string& impl, Precision, const contract::Overwrites& o) {
+    Options options;
+    options.impl = impl;
+    options.out_update = contract::update(o[0]);
+    return options;
+  }
+  template <class Space>
+  static std::size_t workspace_bytes(const Shape& s, const Options& options, Precision p) {
+    return llmk::gelu_forward_workspace_bytes<Space>(s.N(), options,
+                                                     llmk::reference::precision_name(p));
+  }
+  template <class Target, class Space>
+  static void call(Target& target, const std::vector<llmk::TensorRef<Space>>& out,
+                   const std::vector<llmk::ConstTensorRef<Space>>& in, const Options& options) {
+    llmk::gelu_forward(target, out[0], in[0], options);
+  }
+  template <class Target>
+  static void call_raw(Target& target, const std::vector<llmk::BufferRef>& out,
+                       const std::vector<llmk::ConstBufferRef>& in,
+                       const std::vector<std::int64_t>& dims, const Options& options) {
+    llmk::gelu_forward(target, out[0], in[0], dims[0], options);
+  }
+};
+
+}  // namespace llmk_test
