@@ -45,7 +45,8 @@ gelu_backward: aten.gelu_backward(dout, inp, approximate='tanh') and dinp +=
 (or = with --overwrite-dinp) over B×T×C (pass --C 3072: GPT-2 124M's MLP, as
 llmk-perf gelu_backward's default), fp32 and bf16: peer:pytorch-eager,
 peer:pytorch-compile and its -kernels (--compile-modes, default "default");
-perf/torch_peers/gelu.py.
+perf/torch_peers/gelu.py. gelu_forward: aten.gelu(inp, approximate='tanh') and
+out = (+= with --accumulate-out), the same rows.
 
 encoder_backward: aten.embedding_dense_backward (what autograd runs for
 wte[tokens]) and dout.sum(0) for wpe, then dwte +=, dwpe += at --B --T --C
@@ -155,7 +156,7 @@ from torch_peers.common import (COMPILE_MODE_SUFFIX, CPU_NO_KERNELS, compile_imp
 
 OPS = {"matmul_backward": matmul, "layernorm_backward": layernorm,
        "attention_backward": attention, "classifier_backward": classifier,
-       "gelu_backward": gelu, "encoder_backward": encoder}
+       "gelu_backward": gelu, "encoder_backward": encoder, "gelu_forward": gelu}
 
 
 def parse_args(argv=None):
@@ -183,7 +184,8 @@ def parse_args(argv=None):
                     help="classifier_backward only: padded vocabulary (the logits' rows)")
     ap.add_argument("--precision", default="fp32",
                     help="comma list of " + "; ".join(
-                        f"{', '.join(m.PRECISIONS)} ({op})" for op, m in OPS.items())
+                        f"{', '.join(m.PRECISIONS)} ({op})" for op, m in OPS.items()
+                        if op != "gelu_forward")
                     + "; or 'all' (default fp32)")
     ap.add_argument("--gelu", action="store_true",
                     help="matmul_backward: time the backward of F.linear(F.gelu(pre, "
@@ -191,6 +193,8 @@ def parse_args(argv=None):
     ap.add_argument("--overwrite-dinp", action="store_true",
                     help="dinp written, not added to (matmul_backward: the activation's .grad is "
                     "None before each call)")
+    ap.add_argument("--accumulate-out", action="store_true",
+                    help="gelu_forward: out += gelu(inp) (default =)")
     ap.add_argument("--compile", action="store_true",
                     help="matmul_backward: add the torch.compile rows (modes "
                     + ", ".join(matmul.COMPILE_MODES) + ")")

@@ -1,7 +1,9 @@
-"""gelu_backward's PyTorch peer (torch_baseline.py gelu_backward):
-aten.gelu_backward(approximate='tanh') and dinp's update, eager and under
-torch.compile, on llmk-perf's shapes (N = B·T·C; pass --C 3072 for GPT-2
-124M's MLP, llmk-perf gelu_backward's default); records for llmk-perf --import."""
+"""gelu_backward's and gelu_forward's PyTorch peer (torch_baseline.py
+gelu_backward | gelu_forward): aten.gelu_backward(approximate='tanh') and
+dinp's update, or aten.gelu(approximate='tanh') and out's (= by default,
+--accumulate-out: +=), eager and under torch.compile, on llmk-perf's shapes
+(N = B·T·C; pass --C 3072 for GPT-2 124M's MLP, llmk-perf's default);
+records for llmk-perf --import."""
 from .common import (Compiled, compile_impl, compile_note, kernels_note, mark_step_of,
                      profiled_kernel_ms, rel_l2, skipped_record, spread_fields, spread_text,
                      time_runs, uses_cudagraphs)
@@ -10,10 +12,20 @@ PRECISIONS = ["fp32", "bf16"]
 COMPILE_MODES = ["default"]  # the rows without --compile-modes
 
 
-def gelu_bytes(B, T, C, precision, overwrite_dinp):
-    """llmk-perf's bytes (the reference's Shape::bytes): dout and inp read,
-    dinp written (and read unless overwritten)."""
-    return B * T * C * (2 if precision == "bf16" else 4) * (3 if overwrite_dinp else 4)
+def forward(args):
+    return args.op == "gelu_forward"
+
+
+def overwrites(args):
+    """Whether the output (dinp, or the forward's out) is written, not added to."""
+    return not args.accumulate_out if forward(args) else args.overwrite_dinp
+
+
+def gelu_bytes(args, precision):
+    """llmk-perf's bytes: backward dout and inp read, dinp written (and read
+    unless overwritten); forward inp read, out written (and read when accumulated)."""
+    arrays = (2 if forward(args) else 3) + (0 if overwrites(args) else 1)
+    return args.B * args.T * args.C * (2 if precision == "bf16" else 4) * arrays
 
 
 class GeluProblem:
@@ -29,9 +41,10 @@ class GeluProblem:
             return ((torch.rand(*shape, device=dev, generator=gen) * 2 - 1) * scale).to(t)
 
         self.dout, self.inp, self.dinp0 = uniform(), uniform(4.0), uniform()
+        self.forward = forward(args)  # dinp0: the forward's initial out
 
     def args(self):
-        return self.dout, self.inp, self.dinp0
+        return (self.inp, self.dinp0) if self.forward else (self.dout, self.inp, self.dinp0)
 
     def cloned(self):
         other = object.__new__(GeluProblem)
@@ -39,60 +52,74 @@ class GeluProblem:
             setattr(other, k, v.clone())
         return other
 
-    def reference(self, overwrite_dinp):
-        """dinp in float64 from the very inputs (the formula, written out)."""
+    def reference(self, overwrite):
+        """dinp (the forward: out) in float64 from the very inputs (the formula, written out)."""
         x, d = self.inp.double(), self.dout.double()
         s, a = (2.0 / 3.141592653589793) ** 0.5, 0.044715
         t = (s * (x + a * x ** 3)).tanh()
-        g = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * s * (1 + 3 * a * x * x)
-        return g * d if overwrite_dinp else self.dinp0.double() + g * d
+        if self.forward:
+            g = 0.5 * x * (1 + t)
+        else:
+            g = (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * s * (1 + 3 * a * x * x)) * d
+        return g if overwrite else self.dinp0.double() + g
 
 
-def gelu_step(torch, overwrite_dinp):
-    aten = torch.ops.aten
+def gelu_step(torch, args):
+    aten, overwrite = torch.ops.aten, overwrites(args)
 
-    def step(dout, inp, dinp):
+    def backward(dout, inp, dinp):
         g = aten.gelu_backward(dout, inp, approximate="tanh")
-        return (g if overwrite_dinp else dinp + g),  # a tuple, as Compiled takes outputs
+        return (g if overwrite else dinp + g),  # a tuple, as Compiled takes outputs
 
-    return step
+    def forward_step(inp, out):
+        g = aten.gelu(inp, approximate="tanh")
+        return (g if overwrite else out + g),
+
+    return forward_step if forward(args) else backward
 
 
 def base(args, precision):
-    return {"precision": precision, "B": args.B, "T": args.T, "C": args.C,
-            "overwrite_dinp": args.overwrite_dinp, "gbs": None}
+    flag = ({"accumulate_out": args.accumulate_out} if forward(args)
+            else {"overwrite_dinp": args.overwrite_dinp})
+    return {"precision": precision, "B": args.B, "T": args.T, "C": args.C, **flag, "gbs": None}
+
+
+def what(args):
+    return "gelu forward" if forward(args) else "gelu backward"
 
 
 def record(torch, args, precision, impl, runs, error, note, **extra):
     fields = spread_fields(runs)
     med = fields["ms_median"]
-    nbytes = gelu_bytes(args.B, args.T, args.C, precision, args.overwrite_dinp)
+    nbytes = gelu_bytes(args, precision)
+    out = "out" if forward(args) else "dinp"
     r = {"impl": impl, "kind": "peer", "backend": "Cuda", **base(args, precision), **fields,
          "gflops": None, "gbs": nbytes / (med * 1e-3) / 1e9 if med > 0 else None,
-         "valid": None, "max_rel_err": error, "dinp_rel_err": error,
+         "valid": None, "max_rel_err": error, f"{out}_rel_err": error,
          "note": f"torch {torch.__version__}, {note}; errors measured, not judged"}
     r.update(extra)
-    print(f"{impl} gelu backward {args.B}x{args.T}x{args.C} {precision}: median {med:.4f} ms, "
+    print(f"{impl} {what(args)} {args.B}x{args.T}x{args.C} {precision}: median {med:.4f} ms, "
           f"min {fields['ms_min']:.4f} ms, {r['gbs'] or 0:.1f} GB/s{spread_text(fields)}, "
-          f"rel err dinp {error:.1e}")
+          f"rel err {out} {error:.1e}")
     return r
 
 
 def skipped(args, precision, impl, why):
-    print(f"{impl} gelu backward {precision}: skipped: {why}")
+    print(f"{impl} {what(args)} {precision}: skipped: {why}")
     return skipped_record(base(args, precision), impl, why)
 
 
 def run_precision(torch, args, precision, dev, l2_flush):
     p = GeluProblem(torch, args, precision, dev)
-    ref = p.reference(args.overwrite_dinp)
-    update = "dinp =" if args.overwrite_dinp else "dinp +="
-    what = "float32" if precision == "fp32" else "bfloat16 tensors"
-    eager = gelu_step(torch, args.overwrite_dinp)
+    ref = p.reference(overwrites(args))
+    update = ("out" if forward(args) else "dinp") + (" =" if overwrites(args) else " +=")
+    op = "aten.gelu" if forward(args) else "aten.gelu_backward"
+    types = "float32" if precision == "fp32" else "bfloat16 tensors"
+    eager = gelu_step(torch, args)
     error = rel_l2(eager(*p.args())[0], ref)
     runs = time_runs(torch, lambda: eager(*p.args()), l2_flush, args)
     records = [record(torch, args, precision, "peer:pytorch-eager", runs, error,
-                      f"aten.gelu_backward(approximate='tanh') then {update}, eager, {what}")]
+                      f"{op}(approximate='tanh') then {update}, eager, {types}")]
     for mode in args.compile_modes:
         impl = compile_impl(mode)
         kernels_impl = None if uses_cudagraphs(mode) else impl + "-kernels"
@@ -101,7 +128,7 @@ def run_precision(torch, args, precision, dev, l2_flush):
             for t in q.args():
                 torch._dynamo.mark_static_address(t)
         before = mark_step_of(torch, mode)
-        compiled = Compiled(torch, [gelu_step(torch, args.overwrite_dinp)], mode, q.args(), before)
+        compiled = Compiled(torch, [gelu_step(torch, args)], mode, q.args(), before)
         if compiled.fn is None:
             records.append(skipped(args, precision, impl, compiled.why))
             if kernels_impl:
@@ -110,8 +137,7 @@ def run_precision(torch, args, precision, dev, l2_flush):
         err = rel_l2(compiled.outs[0], ref)
         compiled.outs = None
         runs = time_runs(torch, lambda: compiled.fn(*q.args()), l2_flush, args, before)
-        how = (f"torch.compile(mode=\"{mode}\") of aten.gelu_backward(approximate='tanh') and "
-               f"{update}, {what}")
+        how = f"torch.compile(mode=\"{mode}\") of {op}(approximate='tanh') and {update}, {types}"
         records.append(record(torch, args, precision, impl, runs, err,
                               f"{how}; {compile_note(compiled)}", compile_s=compiled.compile_s))
         if kernels_impl:
