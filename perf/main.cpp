@@ -8,6 +8,7 @@
 //   llmk-perf gelu_backward [options]        perf/gelu_backward/
 //   llmk-perf encoder_backward [options]     perf/encoder_backward/
 //   llmk-perf gelu_forward [options]         perf/gelu_forward/
+//   llmk-perf layernorm_forward [options]    perf/layernorm_forward/
 //   llmk-perf [options]                      matmul_backward, as before subcommands
 // The harness (perf/harness/: timing, probes, the device timer, the table and
 // the JSON, the common options) knows nothing of the operations. Its options
@@ -37,6 +38,7 @@ namespace classifier_backward { Subcommand subcommand(); }
 namespace gelu_backward { Subcommand subcommand(); }
 namespace encoder_backward { Subcommand subcommand(); }
 namespace gelu_forward { Subcommand subcommand(); }
+namespace layernorm_forward { Subcommand subcommand(); }
 }  // namespace llmk::perf
 // clang-format on
 
@@ -59,7 +61,7 @@ int main(int argc, char** argv) {
       perf::matmul_backward::subcommand(),    perf::layernorm_backward::subcommand(),
       perf::attention_backward::subcommand(), perf::classifier_backward::subcommand(),
       perf::gelu_backward::subcommand(),      perf::encoder_backward::subcommand(),
-      perf::gelu_forward::subcommand()};
+      perf::gelu_forward::subcommand(),       perf::layernorm_forward::subcommand()};
   perf::Options harness;
 
   CLI::App app{"llmk-perf: validate and time llmk's operations against their peers. "

@@ -4,10 +4,12 @@
 // count), Cuda against OpenMP within the tolerances.
 #include "contract/backends.hpp"
 #include "support/layernorm_adapter.hpp"
+#include "support/layernorm_forward_adapter.hpp"
 
 namespace {
 
 [[maybe_unused]] const bool registered =
-    (llmk_test::contract::register_backend_pairs<llmk_test::LayernormBackwardContract>(), true);
+    (llmk_test::contract::register_backend_pairs<llmk_test::LayernormBackwardContract>(),
+     llmk_test::contract::register_backend_pairs<llmk_test::LayernormForwardContract>(), true);
 
 }  // namespace

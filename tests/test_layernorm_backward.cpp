@@ -6,6 +6,7 @@
 // validation binary; M·C ≥ 2³¹: test_layernorm_huge.cpp.)
 #include "contract/all.hpp"
 #include "support/layernorm_adapter.hpp"
+#include "support/layernorm_forward_adapter.hpp"
 
 #ifndef LLMK_TEST_SPACE
 #error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
@@ -17,6 +18,6 @@ using Space = Kokkos::LLMK_TEST_SPACE;
 
 [[maybe_unused]] const bool registered =
     (llmk_test::contract::register_space_tests<llmk_test::LayernormBackwardContract, Space>(),
-     true);
+     llmk_test::contract::register_space_tests<llmk_test::LayernormForwardContract, Space>(), true);
 
 }  // namespace

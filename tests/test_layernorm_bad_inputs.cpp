@@ -6,13 +6,16 @@
 #include "contract/bad_inputs.hpp"
 #include "support/column_limits.hpp"
 #include "support/layernorm_adapter.hpp"
+#include "support/layernorm_forward_adapter.hpp"
 #include "support/sparse.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <llmk/layernorm_backward.hpp>
+#include <llmk/layernorm_forward.hpp>
 #include <ops/layernorm_backward/op.hpp>  // the implementations' limits (internal)
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -65,8 +68,31 @@ void check_column_limit(const llmk_test::LimitedImpl& li) {
   }
 }
 
+// --- layernorm_forward's options.eps: a finite number above 0, or refused
+// (naming it) before anything is written.
+TEST(LayernormForwardEps, RefusedUnlessFiniteAndPositive) {
+  const std::int64_t M = 2, C = 3;
+  std::vector<float> out(M * C, 7.0f), mean(M, 7.0f), rstd(M, 7.0f), inp(M * C, 1.0f),
+      weight(C, 1.0f);
+  for (const float eps : {0.0f, -1e-5f, std::numeric_limits<float>::quiet_NaN(),
+                          std::numeric_limits<float>::infinity()}) {
+    llmk::LayernormForwardOptions options;
+    options.eps = eps;
+    try {
+      llmk::layernorm_forward(Host(), out.data(), mean.data(), rstd.data(), inp.data(),
+                              weight.data(), nullptr, 1, M, C, options);
+      ADD_FAILURE() << "eps " << eps << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), HasSubstr("options.eps"));
+    }
+    for (const std::vector<float>* v : {&out, &mean, &rstd})
+      for (const float x : *v) EXPECT_EQ(x, 7.0f) << "written before the refusal";
+  }
+}
+
 [[maybe_unused]] const bool registered = [] {
   llmk_test::contract::register_bad_input_tests<llmk_test::LayernormBackwardContract, Host>();
+  llmk_test::contract::register_bad_input_tests<llmk_test::LayernormForwardContract, Host>();
   for (const llmk_test::LimitedImpl& li :
        llmk_test::impls_with_column_limits<llmk::op::layernorm_backward::Op::Implementations, Host>())
     llmk_test::contract::add_test("layernorm_backward", "ColumnLimits", li.name,

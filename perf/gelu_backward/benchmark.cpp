@@ -6,7 +6,7 @@
 // with), on Cuda peer:llmc-style, llm.c's kernel's idea. Memory-bound: rows
 // report GB/s (Shape::bytes: dout and inp read, dinp written, and read when
 // accumulated).
-#include "gelu_rows.hpp"
+#include "../harness/btc_rows.hpp"
 #include "peers.hpp"
 
 #include <llmk/gelu_backward.hpp>
@@ -19,11 +19,12 @@ namespace {
 
 namespace ref = reference::gelu;
 
-struct Options : gelu::Sizes {
+// GPT-2 124M's MLP activations (4C = 3072).
+struct Options : BtcSizes<3072> {
   bool overwrite_dinp = false;  // Update::overwrite on dinp (llm.c's kernel overwrites)
 };
 
-struct Description : gelu::Rows {
+struct Description : BtcRows<reference::gelu::Shape> {
   using Tag = GeluBackward;
   using Spec = op::gelu_backward::Spec;
   using Options = gelu_backward::Options;
@@ -36,6 +37,7 @@ struct Description : gelu::Rows {
 
   static void header(Suite& suite, const Shape& s, const Options& opt, const std::string& sizes) {
     params(suite, s);
+    suite.derived = "N=" + std::to_string(s.N());
     suite.flags = {{"overwrite_dinp", opt.overwrite_dinp}};
     suite.notes.push_back(std::string("dinp ") +
                           (opt.overwrite_dinp ? "overwritten (=)" : "accumulated (+=)") +
@@ -81,7 +83,7 @@ struct Description : gelu::Rows {
   }
 
   static void add_options(CLI::App& app, Options& opt) {
-    add_sizes(app, opt);
+    add_sizes(app, opt, "channels of GELU's input (GPT-2: 4·C)");
     add_selection_options<Description>(app, opt);
     add_overwrite(app, "--overwrite-dinp", opt.overwrite_dinp, "dinp =", "as llm.c's kernel");
   }

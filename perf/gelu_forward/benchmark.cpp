@@ -5,7 +5,7 @@
 // peers (peers.hpp): peer:copy, a device copy of as many bytes as the call
 // moves, on Cuda peer:llmc-style, llm.c's kernel's idea. Memory-bound: rows
 // report GB/s (inp read, out written, and read when accumulated).
-#include "../gelu_backward/gelu_rows.hpp"
+#include "../harness/btc_rows.hpp"
 #include "peers.hpp"
 
 #include <llmk/gelu_forward.hpp>
@@ -17,11 +17,12 @@ namespace {
 
 namespace ref = reference::gelu_forward;
 
-struct Options : gelu::Sizes {
+// GPT-2 124M's MLP activations (4C = 3072).
+struct Options : BtcSizes<3072> {
   bool accumulate_out = false;  // Update::accumulate on out (default =, as llm.c)
 };
 
-struct Description : gelu::Rows {
+struct Description : BtcRows<reference::gelu::Shape> {
   using Tag = GeluForward;
   using Spec = op::gelu_forward::Spec;
   using Options = gelu_forward::Options;
@@ -33,6 +34,7 @@ struct Description : gelu::Rows {
 
   static void header(Suite& suite, const Shape& s, const Options& opt, const std::string& sizes) {
     params(suite, s);
+    suite.derived = "N=" + std::to_string(s.N());
     suite.flags = {{"accumulate_out", opt.accumulate_out}};
     suite.notes.push_back(std::string("out ") +
                           (opt.accumulate_out ? "accumulated (+=)" : "overwritten (=)") +
@@ -76,7 +78,7 @@ struct Description : gelu::Rows {
   }
 
   static void add_options(CLI::App& app, Options& opt) {
-    add_sizes(app, opt);
+    add_sizes(app, opt, "channels of GELU's input (GPT-2: 4·C)");
     add_selection_options<Description>(app, opt);
     app.add_flag("--accumulate-out", opt.accumulate_out,
                  "out += gelu(inp) instead of = (Update::accumulate)");

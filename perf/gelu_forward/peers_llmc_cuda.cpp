@@ -64,27 +64,17 @@ void run_typed(const PeerArgs& a) {
 }
 
 void llmc_style(const PeerArgs& a) {
-  if (a.precision == "fp32")
-    run_typed<float>(a);
-  else if (a.precision == "bf16")
-    run_typed<__nv_bfloat16>(a);
-  else
-    throw std::invalid_argument("llmk-perf (gelu_forward llmc-style): no precision " + a.precision);
+  llmc::with_element_type(a.precision, "gelu_forward llmc-style",
+                          [&](auto t) { run_typed<decltype(t)>(a); });
 }
 
 }  // namespace
 
 std::vector<Peer> llmc_peers() {
-  Peer p;
-  p.name = "llmc-style";
-  p.backends = {"Cuda"};
-  p.precisions = {"fp32", "bf16"};
-  p.run = llmc_style;
-  p.comparison = true;
-  p.description =
+  return llmc::llmc_style_peer<PeerArgs>(
+      llmc_style,
       "llm.c's algorithm (gelu_forward's idea, written independently): a thread per 16-byte "
-      "vector, 512-thread blocks, streaming loads of inp";
-  return {p};
+      "vector, 512-thread blocks, streaming loads of inp");
 }
 
 }  // namespace llmk::perf::gelu_forward

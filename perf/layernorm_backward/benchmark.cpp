@@ -9,7 +9,7 @@
 // against the float64 reference of llmk_layernorm_backward_reference before it
 // is timed. A memory-bound operation: rows report GB/s (the bytes of the
 // reference's Shape::bytes, the least a call must move), not GFLOP/s.
-#include "../harness/op_benchmark.hpp"
+#include "../harness/btc_rows.hpp"
 #include "peers.hpp"
 
 #include <llmk/layernorm_backward.hpp>
@@ -23,41 +23,24 @@ namespace {
 
 namespace ref = reference::layernorm;
 
-struct Options {
-  // GPT-2 124M's layernorms at llm.c's training batch.
-  std::int64_t B = 8, T = 1024, C = 768;
-  std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
-  std::string precisions = "fp32";  // "all", or a comma list: fp32, bf16, bf16-fp32grad
-  bool overwrite_dinp =
-      false;  // Update::overwrite on dinp (default +=, as llm.c's residual stream)
+// GPT-2 124M's layernorms (C = 768).
+struct Options : BtcSizes<768> {
+  bool overwrite_dinp = false;  // Update::overwrite on dinp (default +=, the residual stream's)
 };
 
-struct Description {
+struct Description : BtcRows<reference::layernorm::Shape> {
   using Tag = LayernormBackward;
   using Spec = op::layernorm_backward::Spec;
   using Options = layernorm_backward::Options;
   static constexpr const char* help =
       "the backward pass of GPT-2's layer normalization (dinp, dweight, dbias)";
   using CallOptions = LayernormBackwardOptions;
-  using Shape = ref::Shape;
   using Problem = ref::HostProblem;
   using Peer = layernorm_backward::Peer;
   static constexpr const char* title = "layernorm backward";
-  static constexpr const char* unit = "row";
 
-  static Shape shape(const Options& opt) {
-    check_product({opt.B, opt.T, opt.C}, "B·T·C");
-    return {"perf", opt.B, opt.T, opt.C, true};
-  }
-  static core::op::SymbolSizes sizes(const Shape& s) {
-    return {{"B", s.B}, {"T", s.T}, {"C", s.C}};
-  }
-  static std::int64_t units(const Shape& s) { return s.M(); }
-  static core::op::SymbolSizes part(const core::op::SymbolSizes& s, std::int64_t rows) {
-    return s.with("B", 1).with("T", rows);
-  }
   static void header(Suite& suite, const Shape& s, const Options& opt, const std::string& sizes) {
-    suite.params = {{"B", s.B}, {"T", s.T}, {"C", s.C}};
+    params(suite, s);
     suite.derived = "M=" + std::to_string(s.M());
     suite.flags = {{"overwrite_dinp", opt.overwrite_dinp}};
     suite.notes.push_back(
@@ -130,9 +113,7 @@ struct Description {
   }
 
   static void add_options(CLI::App& app, Options& opt) {
-    add_size(app, "--B", opt.B, "batch size");
-    add_size(app, "--T", opt.T, "sequence length");
-    add_size(app, "--C", opt.C, "channels");
+    add_sizes(app, opt, "channels");
     add_selection_options<Description>(app, opt);
     add_overwrite(app, "--overwrite-dinp", opt.overwrite_dinp, "dinp =",
                   "not llm.c's: its layernorm backward adds to dinp, the residual stream's "

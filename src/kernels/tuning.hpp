@@ -18,7 +18,7 @@
 #define LLMK_UNROLL
 #endif
 
-// LLMK_SIMD_REDUCTION(a, b) before a host loop that sums into a and b lets
+// LLMK_SIMD_REDUCTION(a, b) (LLMK_SIMD_SUM(a)) before a host loop that sums into a and b lets
 // the compiler vectorize the sums (OpenMP's `simd reduction`: the partial
 // sums in its vector lanes, added at the end, an order fixed by the binary).
 // Without OpenMP the loop sums in order. LLMK_SIMD: the same for a loop
@@ -26,9 +26,11 @@
 #if defined(_OPENMP) && !defined(__CUDA_ARCH__)
 #define LLMK_PRAGMA(x) _Pragma(#x)
 #define LLMK_SIMD_REDUCTION(a, b) LLMK_PRAGMA(omp simd reduction(+ : a, b))
+#define LLMK_SIMD_SUM(a) LLMK_PRAGMA(omp simd reduction(+ : a))
 #define LLMK_SIMD LLMK_PRAGMA(omp simd)
 #else
 #define LLMK_SIMD_REDUCTION(a, b)
+#define LLMK_SIMD_SUM(a)
 #define LLMK_SIMD
 #endif
 

@@ -101,7 +101,7 @@ KOKKOS_INLINE_FUNCTION float tanh(const float x) {
 #endif
 }
 
-// exp, exp2 and log in host and device code, likewise.
+// exp, exp2, sqrt and log in host and device code, likewise.
 KOKKOS_INLINE_FUNCTION float exp(const float x) {
 #if LLMK_KOKKOS_4
   return Kokkos::exp(x);
@@ -114,6 +114,13 @@ KOKKOS_INLINE_FUNCTION float exp2(const float x) {
   return Kokkos::exp2(x);
 #else
   return Kokkos::Experimental::exp2(x);
+#endif
+}
+KOKKOS_INLINE_FUNCTION float sqrt(const float x) {
+#if LLMK_KOKKOS_4
+  return Kokkos::sqrt(x);
+#else
+  return Kokkos::Experimental::sqrt(x);
 #endif
 }
 KOKKOS_INLINE_FUNCTION float log(const float x) {

@@ -16,6 +16,7 @@
 #include <llmk/gelu_backward.hpp>
 #include <llmk/gelu_forward.hpp>
 #include <llmk/layernorm_backward.hpp>
+#include <llmk/layernorm_forward.hpp>
 #include <llmk/matmul_backward.hpp>
 
 #include <string>
@@ -28,6 +29,7 @@ std::vector<std::string> foreign_impls_of(const std::vector<Info>& own) {
   return foreign_impl_names(as_impl_infos(own),
                             {as_impl_infos(llmk::impls<llmk::MatmulBackward>()),
                              as_impl_infos(llmk::impls<llmk::LayernormBackward>()),
+                             as_impl_infos(llmk::impls<llmk::LayernormForward>()),
                              as_impl_infos(llmk::impls<llmk::GeluBackward>()),
                              as_impl_infos(llmk::impls<llmk::GeluForward>()),
                              as_impl_infos(llmk::impls<llmk::EncoderBackward>()),

@@ -1,0 +1,51 @@
+// What llmk-perf's operations over B × T rows of C share (the GELU's and the
+// layer norm's, forward and backward): their sizes and options (--B --T --C,
+// --impl, --precision), their rows (the probes' parts: B = 1, T = n), as a
+// base of their descriptions (op_benchmark.hpp).
+#pragma once
+
+#include "op_benchmark.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace llmk::perf {
+
+// llm.c's training batch, B 8 and T 1024, and a row of kC channels.
+template <std::int64_t kC>
+struct BtcSizes {
+  std::int64_t B = 8, T = 1024, C = kC;
+  std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
+  std::string precisions = "fp32";  // "all", or a comma list of precisions
+};
+
+// Shape: the reference's, made as {name, B, T, C}.
+template <class ShapeT>
+struct BtcRows {
+  using Shape = ShapeT;
+  static constexpr const char* unit = "row";
+
+  template <class Options>
+  static Shape shape(const Options& opt) {
+    check_product({opt.B, opt.T, opt.C}, "B·T·C");
+    return {"perf", opt.B, opt.T, opt.C};
+  }
+  static core::op::SymbolSizes sizes(const Shape& s) {
+    return {{"B", s.B}, {"T", s.T}, {"C", s.C}};
+  }
+  static std::int64_t units(const Shape& s) { return s.M(); }
+  static core::op::SymbolSizes part(const core::op::SymbolSizes& s, std::int64_t rows) {
+    return s.with("B", 1).with("T", rows);
+  }
+  template <std::int64_t kC>
+  static void add_sizes(CLI::App& app, BtcSizes<kC>& opt, const std::string& channels) {
+    add_size(app, "--B", opt.B, "batch size");
+    add_size(app, "--T", opt.T, "sequence length");
+    add_size(app, "--C", opt.C, channels);
+  }
+  static void params(Suite& suite, const Shape& s) {
+    suite.params = {{"B", s.B}, {"T", s.T}, {"C", s.C}};
+  }
+};
+
+}  // namespace llmk::perf
