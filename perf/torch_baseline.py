@@ -46,7 +46,9 @@ gelu_backward: aten.gelu_backward(dout, inp, approximate='tanh') and dinp +=
 llmk-perf gelu_backward's default), fp32 and bf16: peer:pytorch-eager,
 peer:pytorch-compile and its -kernels (--compile-modes, default "default");
 perf/torch_peers/gelu.py. gelu_forward: aten.gelu(inp, approximate='tanh') and
-out = (+= with --accumulate-out), the same rows.
+out = (+= with --accumulate-out), the same rows. layernorm_forward:
+aten.native_layer_norm (out, mean, rstd) and out = (+=), the same rows;
+perf/torch_peers/layernorm_forward.py.
 
 encoder_backward: aten.embedding_dense_backward (what autograd runs for
 wte[tokens]) and dout.sum(0) for wpe, then dwte +=, dwpe += at --B --T --C
@@ -149,14 +151,16 @@ import os
 import sys
 import warnings
 
-from torch_peers import attention, classifier, encoder, gelu, layernorm, matmul
+from torch_peers import (attention, classifier, encoder, gelu, layernorm, layernorm_forward,
+                         matmul)
 from torch_peers.common import (COMPILE_MODE_SUFFIX, CPU_NO_KERNELS, compile_impl, cpu_model,
                                 cpu_parallel_backend, default_threads, last_level_cache_bytes,
                                 uses_cudagraphs)
 
 OPS = {"matmul_backward": matmul, "layernorm_backward": layernorm,
        "attention_backward": attention, "classifier_backward": classifier,
-       "gelu_backward": gelu, "encoder_backward": encoder, "gelu_forward": gelu}
+       "gelu_backward": gelu, "encoder_backward": encoder, "gelu_forward": gelu,
+       "layernorm_forward": layernorm_forward}
 
 
 def parse_args(argv=None):
@@ -194,7 +198,7 @@ def parse_args(argv=None):
                     help="dinp written, not added to (matmul_backward: the activation's .grad is "
                     "None before each call)")
     ap.add_argument("--accumulate-out", action="store_true",
-                    help="gelu_forward: out += gelu(inp) (default =)")
+                    help="gelu_forward, layernorm_forward: out += (default =)")
     ap.add_argument("--compile", action="store_true",
                     help="matmul_backward: add the torch.compile rows (modes "
                     + ", ".join(matmul.COMPILE_MODES) + ")")

@@ -250,6 +250,46 @@ def compile_note(compiled):
             f"{compiled.graphs}")
 
 
+def timed_rows(torch, args, problem, step, error, record, skipped, what, l2_flush):
+    """The rows of one precision for step(*problem.args()): peer:pytorch-eager,
+    then one per compile mode in args.compile_modes (and its -kernels row
+    where the mode has no CUDA graphs: the CUDA kernels' time from
+    torch.profiler). error(outs): the outputs' errors against the float64
+    reference; record(impl, runs, errors, note, **extra) and skipped(impl,
+    why) make the records; what: the step in words, for the notes."""
+    errors = error(step(*problem.args()))
+    runs = time_runs(torch, lambda: step(*problem.args()), l2_flush, args)
+    records = [record("peer:pytorch-eager", runs, errors, f"{what}, eager")]
+    for mode in args.compile_modes:
+        impl = compile_impl(mode)
+        kernels_impl = None if uses_cudagraphs(mode) else impl + "-kernels"
+        q = problem.cloned() if uses_cudagraphs(mode) else problem
+        if uses_cudagraphs(mode) and hasattr(torch._dynamo, "mark_static_address"):
+            for t in q.args():
+                torch._dynamo.mark_static_address(t)
+        before = mark_step_of(torch, mode)
+        compiled = Compiled(torch, [step], mode, q.args(), before)
+        if compiled.fn is None:
+            records.append(skipped(impl, compiled.why))
+            if kernels_impl:
+                records.append(skipped(kernels_impl, compiled.why))
+            continue
+        errs = error(compiled.outs)
+        compiled.outs = None
+        runs = time_runs(torch, lambda: compiled.fn(*q.args()), l2_flush, args, before)
+        how = f"torch.compile(mode=\"{mode}\") of {what}; {compile_note(compiled)}"
+        records.append(record(impl, runs, errs, how, compile_s=compiled.compile_s))
+        if kernels_impl:
+            kernel_times, names = profiled_kernel_ms(torch, lambda: compiled.fn(*q.args()),
+                                                     l2_flush, min(args.repeat, 50))
+            if kernel_times is None:
+                records.append(skipped(kernels_impl, names))
+                continue
+            records.append(record(kernels_impl, [kernel_times], errs, kernels_note(impl, names),
+                                  compile_s=compiled.compile_s))
+    return records
+
+
 def skipped_record(base, impl, why):
     """A row that was not timed, and why (llmk-perf shows it as skipped)."""
     record = dict(base)

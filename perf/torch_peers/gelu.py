@@ -4,9 +4,7 @@ dinp's update, or aten.gelu(approximate='tanh') and out's (= by default,
 --accumulate-out: +=), eager and under torch.compile, on llmk-perf's shapes
 (N = B·T·C; pass --C 3072 for GPT-2 124M's MLP, llmk-perf's default);
 records for llmk-perf --import."""
-from .common import (Compiled, compile_impl, compile_note, kernels_note, mark_step_of,
-                     profiled_kernel_ms, rel_l2, skipped_record, spread_fields, spread_text,
-                     time_runs, uses_cudagraphs)
+from .common import rel_l2, skipped_record, spread_fields, spread_text, timed_rows
 
 PRECISIONS = ["fp32", "bf16"]
 COMPILE_MODES = ["default"]  # the rows without --compile-modes
@@ -115,37 +113,9 @@ def run_precision(torch, args, precision, dev, l2_flush):
     update = ("out" if forward(args) else "dinp") + (" =" if overwrites(args) else " +=")
     op = "aten.gelu" if forward(args) else "aten.gelu_backward"
     types = "float32" if precision == "fp32" else "bfloat16 tensors"
-    eager = gelu_step(torch, args)
-    error = rel_l2(eager(*p.args())[0], ref)
-    runs = time_runs(torch, lambda: eager(*p.args()), l2_flush, args)
-    records = [record(torch, args, precision, "peer:pytorch-eager", runs, error,
-                      f"{op}(approximate='tanh') then {update}, eager, {types}")]
-    for mode in args.compile_modes:
-        impl = compile_impl(mode)
-        kernels_impl = None if uses_cudagraphs(mode) else impl + "-kernels"
-        q = p.cloned() if uses_cudagraphs(mode) else p
-        if uses_cudagraphs(mode) and hasattr(torch._dynamo, "mark_static_address"):
-            for t in q.args():
-                torch._dynamo.mark_static_address(t)
-        before = mark_step_of(torch, mode)
-        compiled = Compiled(torch, [gelu_step(torch, args)], mode, q.args(), before)
-        if compiled.fn is None:
-            records.append(skipped(args, precision, impl, compiled.why))
-            if kernels_impl:
-                records.append(skipped(args, precision, kernels_impl, compiled.why))
-            continue
-        err = rel_l2(compiled.outs[0], ref)
-        compiled.outs = None
-        runs = time_runs(torch, lambda: compiled.fn(*q.args()), l2_flush, args, before)
-        how = f"torch.compile(mode=\"{mode}\") of {op}(approximate='tanh') and {update}, {types}"
-        records.append(record(torch, args, precision, impl, runs, err,
-                              f"{how}; {compile_note(compiled)}", compile_s=compiled.compile_s))
-        if kernels_impl:
-            kernel_times, names = profiled_kernel_ms(torch, lambda: compiled.fn(*q.args()),
-                                                     l2_flush, min(args.repeat, 50))
-            if kernel_times is None:
-                records.append(skipped(args, precision, kernels_impl, names))
-                continue
-            records.append(record(torch, args, precision, kernels_impl, [kernel_times], err,
-                                  kernels_note(impl, names), compile_s=compiled.compile_s))
-    return records
+    return timed_rows(
+        torch, args, p, gelu_step(torch, args), lambda outs: rel_l2(outs[0], ref),
+        lambda impl, runs, error, note, **extra: record(torch, args, precision, impl, runs, error,
+                                                        note, **extra),
+        lambda impl, why: skipped(args, precision, impl, why),
+        f"{op}(approximate='tanh') then {update}, {types}", l2_flush)
