@@ -1,4 +1,4 @@
-// kernels/classifier_backward.hpp's fused kernel (ClassifierRows) through
+// ops/classifier_backward/kernels.hpp's fused kernel (ClassifierRows) through
 // tunings other than the shipped one, against the float64 reference, on
 // every space of the build: on a host teams of two threads (OpenMP; Serial
 // has one thread and skips), so that each row's online (max, sum) pairs of
@@ -10,7 +10,7 @@
 #include "support/classifier_device.hpp"
 
 #include <gtest/gtest.h>
-#include <kernels/classifier_backward.hpp>
+#include <ops/classifier_backward/kernels.hpp>
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-// kernels/layernorm_rows.hpp's kernel (the GPU's: rows in registers, S warps
+// ops/layernorm_backward/rows.hpp's kernel (the GPU's: rows in registers, S warps
 // a row, the groups' column sums added in team scratch) against the float64
 // reference, on every space of the build. On a host space it runs through
 // small host tunings of that kernel (one lane, packs of 16 or 8 bytes, a few packs
@@ -11,7 +11,7 @@
 // Then Cuda's "warp_rows" kernel (backends/cuda/layernorm_warp_rows.cpp),
 // each case asserting that it ran rather than fell back.
 #include <gtest/gtest.h>
-#include <kernels/layernorm_rows.hpp>
+#include <ops/layernorm_backward/rows.hpp>
 #include <ops/layernorm_backward/reference/compare.hpp>
 #include <ops/layernorm_backward/reference/reference.hpp>
 #include <ops/layernorm_backward/warp_rows.hpp>

@@ -6,7 +6,7 @@
 #include <backends/cuda/cuda_checks.hpp>
 #include <backends/cuda/ptx.hpp>
 #include <kernels/async_copy.hpp>
-#include <kernels/classifier_backward.hpp>
+#include <ops/classifier_backward/kernels.hpp>
 #include <kernels/pack.hpp>
 #include <llmk/bf16.hpp>
 

@@ -6,7 +6,7 @@
 #include <core/context_state.hpp>
 
 #include <backends/cuda/cuda_checks.hpp>
-#include <kernels/encoder_backward.hpp>
+#include <ops/encoder_backward/kernels.hpp>
 #include <kernels/update.hpp>
 #include <llmk/bf16.hpp>
 

@@ -1,12 +1,12 @@
 // Development benchmark of the layer-norm backward's GPU kernels
-// (kernels/layernorm_rows.hpp's rows in registers, kernels/layernorm_backward.hpp's
+// (ops/layernorm_backward/rows.hpp's rows in registers, ops/layernorm_backward/kernels.hpp's
 // blocked kernel): tunings side by side at GPT-2's shapes (B = 8, T = 1024,
 // C = 768 and 1600) in fp32 and bf16, dinp overwritten and accumulated, the
 // whole call and its main kernel alone, against a device copy of the bytes
 // the call moves; each tuning's outputs compared with the naive kernels'.
 // Not part of the build: perf/dev/layernorm_bench.sh compiles it
 // (docs/performance.md has what it measured on an H200).
-#include <kernels/layernorm_rows.hpp>
+#include <ops/layernorm_backward/rows.hpp>
 
 #include "dev_timing.hpp"
 

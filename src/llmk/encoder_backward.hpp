@@ -19,7 +19,7 @@
 // encoder_backward_run (32) positions, then the runs' sums in order (a token
 // at ≤ 32 positions: one run, the plain ordered sum); each (t, channel) adds
 // its batch rows in order of b. Results are bitwise the same from run to
-// run, on any space and thread count (kernels/encoder_backward.hpp says how
+// run, on any space and thread count (ops/encoder_backward/kernels.hpp says how
 // "sorted" sorts the positions by token on the device,
 // ops/encoder_backward/block_sort.hpp how "block_sort" does on Cuda).
 //

@@ -58,7 +58,7 @@ struct ClassifierBackwardContract : OperationAdapter<llmk::ClassifierBackward> {
 
   static std::string name() { return "classifier_backward"; }
   // Each row's sums in an order fixed by Vp (and on a GPU the tuning): host
-  // spaces run one function a row (kernels/classifier_backward.hpp's
+  // spaces run one function a row (ops/classifier_backward/kernels.hpp's
   // classifier_row_host), the same bits on Serial and OpenMP.
   static constexpr bool same_bits_on_host_spaces = true;
   // float logits (M, Vp), float dloss (M), int32 targets: no two inputs to

@@ -69,4 +69,25 @@ struct OperationAdapter {
   }
 };
 
+// The shapes of another operation's adapter, for one whose arguments have
+// the same sizes (a forward and its backward): every shape list, the single
+// shapes and slow_reason (none of the other's variants).
+template <class Other>
+struct ShapesOf {
+  using Shape = typename Other::Shape;
+  static std::vector<Shape> shapes() { return Other::shapes(); }
+  static std::vector<Shape> overwrite_shapes() { return Other::overwrite_shapes(); }
+  static const std::vector<Shape>& empty_shapes() { return Other::empty_shapes(); }
+  static std::vector<Shape> large_shapes() { return Other::large_shapes(); }
+  static std::vector<Shape> workspace_shapes() { return Other::workspace_shapes(); }
+  static Shape nan_shape() { return Other::nan_shape(); }
+  static Shape determinism_shape() { return Other::determinism_shape(); }
+  static Shape bad_input_shape() { return Other::bad_input_shape(); }
+  static Shape concurrency_shape(int i) { return Other::concurrency_shape(i); }
+  template <class Space>
+  static std::string slow_reason(const std::string& impl, const Shape& s) {
+    return Other::template slow_reason<Space>(impl, s);
+  }
+};
+
 }  // namespace llmk_test

@@ -20,32 +20,17 @@
 
 namespace llmk_test {
 
-struct GeluForwardContract : OperationAdapter<llmk::GeluForward> {
+struct GeluForwardContract : OperationAdapter<llmk::GeluForward>, ShapesOf<GeluBackwardContract> {
   using Shape = llmk::reference::gelu::Shape;
   using Problem = llmk::reference::gelu_forward::HostProblem;
   using Options = llmk::GeluForwardOptions;
   using Spec = llmk::op::gelu_forward::Spec;
-  using Shapes = GeluBackwardContract;  // one elementwise operation's shapes serve both
+  using Shapes = GeluBackwardContract;  // its shapes (ShapesOf) and overflows serve both
 
   static std::string name() { return "gelu_forward"; }
   static constexpr bool same_bits_on_host_spaces = true;  // every element on its own
   static constexpr bool no_two_inputs_alike = true;       // one input: none to share
   static std::vector<Precision> precisions() { return {Precision::fp32, Precision::bf16}; }
-
-  // --- shapes: the GELU backward's --------------------------------------------------
-  static std::vector<Shape> shapes() { return Shapes::shapes(); }
-  static std::vector<Shape> overwrite_shapes() { return Shapes::overwrite_shapes(); }
-  static const std::vector<Shape>& empty_shapes() { return Shapes::empty_shapes(); }
-  static std::vector<Shape> large_shapes() { return Shapes::large_shapes(); }
-  template <class Space>
-  static std::string slow_reason(const std::string&, const Shape&) {
-    return "";
-  }
-  static Shape nan_shape() { return Shapes::nan_shape(); }
-  static Shape determinism_shape() { return Shapes::determinism_shape(); }
-  static std::vector<Shape> workspace_shapes() { return Shapes::workspace_shapes(); }
-  static Shape bad_input_shape() { return Shapes::bad_input_shape(); }
-  static Shape concurrency_shape(int i) { return Shapes::concurrency_shape(i); }
 
   // --- arguments: out, inp, through the rank-2 entry as (N, 1) -----------------------
   static std::vector<ArgSpec> args(const Shape& s, Precision p) {

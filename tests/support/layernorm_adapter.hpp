@@ -39,7 +39,7 @@ struct LayernormBackwardContract : OperationAdapter<llmk::LayernormBackward> {
   }
 
   // --- shapes -------------------------------------------------------------------
-  // (The blocked implementation's plan, kernels/layernorm_backward.hpp: teams
+  // (The blocked implementation's plan, ops/layernorm_backward/kernels.hpp: teams
   // of 64 rows, up to 4096 of them, in sub-blocks of 16 rows on a host, 8 on
   // Cuda.)
 

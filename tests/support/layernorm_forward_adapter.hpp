@@ -20,32 +20,18 @@
 
 namespace llmk_test {
 
-struct LayernormForwardContract : OperationAdapter<llmk::LayernormForward> {
+struct LayernormForwardContract : OperationAdapter<llmk::LayernormForward>,
+                                  ShapesOf<LayernormBackwardContract> {
   using Shape = llmk::reference::layernorm::Shape;
   using Problem = llmk::reference::layernorm_forward::HostProblem;
   using Options = llmk::LayernormForwardOptions;
   using Spec = llmk::op::layernorm_forward::Spec;
-  using Shapes = LayernormBackwardContract;  // the backward's shapes serve the forward
+  using Shapes = LayernormBackwardContract;  // its shapes (ShapesOf) and overflows serve both
 
   static std::string name() { return "layernorm_forward"; }
   // Each row's sums in an order fixed by C: the same bits on every host space.
   static constexpr bool same_bits_on_host_spaces = true;
   static std::vector<Precision> precisions() { return {Precision::fp32, Precision::bf16}; }
-
-  // --- shapes: the backward's ---------------------------------------------------------
-  static std::vector<Shape> shapes() { return Shapes::shapes(); }
-  static std::vector<Shape> overwrite_shapes() { return Shapes::overwrite_shapes(); }
-  static const std::vector<Shape>& empty_shapes() { return Shapes::empty_shapes(); }
-  static std::vector<Shape> large_shapes() { return Shapes::large_shapes(); }
-  template <class Space>
-  static std::string slow_reason(const std::string&, const Shape&) {
-    return "";
-  }
-  static Shape nan_shape() { return Shapes::nan_shape(); }
-  static Shape determinism_shape() { return Shapes::determinism_shape(); }
-  static std::vector<Shape> workspace_shapes() { return Shapes::workspace_shapes(); }
-  static Shape bad_input_shape() { return Shapes::bad_input_shape(); }
-  static Shape concurrency_shape(int i) { return Shapes::concurrency_shape(i); }
 
   // --- arguments: out, mean, rstd, inp, weight, bias -----------------------------------
   static std::vector<ArgSpec> args(const Shape& s, Precision p) {

@@ -1,7 +1,7 @@
 // Implementation "fused": a team per row (llm.c's fused_classifier), 16-byte
 // loads where the rows are aligned to them, the row's max and sum in one
 // online pass, reduced over the team, then dlogits from a second read of the
-// row, which the first left in the cache (kernels/classifier_backward.hpp).
+// row, which the first left in the cache (ops/classifier_backward/kernels.hpp).
 // On a host: a thread per row, its max, sum and dlogits in three vectorized
 // passes, the row read from memory once (classifier_row_host).
 #pragma once

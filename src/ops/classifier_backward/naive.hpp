@@ -1,5 +1,5 @@
 // Implementation "naive": a thread per row, three passes over it (max, sum,
-// dlogits; kernels/classifier_backward.hpp). The baseline the fused kernel
+// dlogits; ops/classifier_backward/kernels.hpp). The baseline the fused kernel
 // is checked against, and the same results up to float rounding.
 #pragma once
 

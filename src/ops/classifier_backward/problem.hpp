@@ -5,7 +5,7 @@
 
 #include <core/op/call.hpp>
 #include <core/op/impl_traits.hpp>
-#include <kernels/classifier_backward.hpp>
+#include <ops/classifier_backward/kernels.hpp>
 #include <llmk/classifier_backward.hpp>
 #include <ops/classifier_backward/spec.hpp>
 

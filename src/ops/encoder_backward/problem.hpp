@@ -5,7 +5,7 @@
 
 #include <core/op/call.hpp>
 #include <core/op/impl_traits.hpp>
-#include <kernels/encoder_backward.hpp>
+#include <ops/encoder_backward/kernels.hpp>
 #include <llmk/encoder_backward.hpp>
 #include <ops/encoder_backward/spec.hpp>
 

@@ -1,7 +1,7 @@
 // Implementation "sorted": the positions sorted by token on the device (a
 // counting sort in integers, stable by construction), then each token's rows
 // added in position order, in runs of 32; dwpe's batch rows in order
-// (kernels/encoder_backward.hpp).
+// (ops/encoder_backward/kernels.hpp).
 #pragma once
 
 #include <ops/encoder_backward/problem.hpp>

@@ -1,4 +1,4 @@
-// Implementation "naive": a thread per element (kernels/gelu_backward.hpp),
+// Implementation "naive": a thread per element (ops/gelu_backward/kernels.hpp),
 // the baseline the packs are measured and tested against.
 #pragma once
 

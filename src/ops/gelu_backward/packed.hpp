@@ -1,5 +1,5 @@
 // Implementation "packed": a thread per 16-byte pack of each array, single
-// elements for what is outside the packs (kernels/gelu_backward.hpp). One
+// elements for what is outside the packs (ops/gelu_backward/kernels.hpp). One
 // read of dout and inp (and dinp when accumulating), one write of dinp. On a
 // host: blocks of 4096 elements a thread step, each a vectorized loop.
 #pragma once

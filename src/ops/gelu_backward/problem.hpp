@@ -5,7 +5,7 @@
 
 #include <core/op/call.hpp>
 #include <core/op/impl_traits.hpp>
-#include <kernels/gelu_backward.hpp>
+#include <ops/gelu_backward/kernels.hpp>
 #include <llmk/gelu_backward.hpp>
 #include <ops/gelu_backward/spec.hpp>
 

@@ -2,11 +2,11 @@
 // team per block computing their dinp and its block's partial column sums,
 // then a pass adding the blocks' partials in order. On a GPU, where C is a
 // multiple of a 16-byte pack and the arrays are aligned to it, the block's
-// rows are held in registers (kernels/layernorm_rows.hpp); otherwise, and
-// on hosts, kernels/layernorm_backward.hpp's LayernormBlocked.
+// rows are held in registers (ops/layernorm_backward/rows.hpp); otherwise, and
+// on hosts, ops/layernorm_backward/kernels.hpp's LayernormBlocked.
 #pragma once
 
-#include <kernels/layernorm_rows.hpp>
+#include <ops/layernorm_backward/rows.hpp>
 #include <ops/layernorm_backward/problem.hpp>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Implementation "naive": a thread per row of dinp, a thread per column of
-// dweight and dbias summing every row in order (kernels/layernorm_backward.hpp).
+// dweight and dbias summing every row in order (ops/layernorm_backward/kernels.hpp).
 // Two passes over dout and inp, the second reading down columns: the baseline.
 #pragma once
 

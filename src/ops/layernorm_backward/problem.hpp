@@ -5,7 +5,7 @@
 
 #include <core/op/call.hpp>
 #include <core/op/impl_traits.hpp>
-#include <kernels/layernorm_backward.hpp>
+#include <ops/layernorm_backward/kernels.hpp>
 #include <llmk/layernorm_backward.hpp>
 #include <ops/layernorm_backward/spec.hpp>
 

@@ -14,7 +14,7 @@
 // order is fixed by M, C and the grid (the device's SM count), so the bits
 // are the same from run to run on a device (not across devices with other
 // SM counts).
-// Why: "blocked"'s rows kernel (kernels/layernorm_rows.hpp) holds a row in
+// Why: "blocked"'s rows kernel (ops/layernorm_backward/rows.hpp) holds a row in
 // registers, so registers decide the warps an SM holds, and each group of
 // warps waits on its step's loads, then reduces, then stores, with no
 // loads in flight meanwhile. H200, B 8, T 1024, dinp accumulated, device

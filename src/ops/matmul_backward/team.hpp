@@ -1,4 +1,4 @@
-// Implementation "team": a team per output row (kernels/row_products.hpp) for
+// Implementation "team": a team per output row (ops/matmul_backward/row_products.hpp) for
 // both products; dbias: the seed's shared-memory kernel (column_sums_team).
 // Every precision: the row products sum in float into the gradient itself
 // (float, +=) or into a float workspace that kernels/gemm_output.hpp then
@@ -6,7 +6,7 @@
 #pragma once
 
 #include <kernels/gemm_output.hpp>
-#include <kernels/row_products.hpp>
+#include <ops/matmul_backward/row_products.hpp>
 #include <ops/matmul_backward/problem.hpp>
 
 namespace llmk::op::matmul_backward {

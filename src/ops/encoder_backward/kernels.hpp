@@ -51,9 +51,9 @@ struct EncoderArgs {
   template <class T>
   using Matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::device_type,
                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  Matrix<DWte> dwte;       // V × C
-  Matrix<DWpe> dwpe;       // T × C
-  Matrix<const In> dout;   // M × C, M = B·T
+  Matrix<DWte> dwte;      // V × C
+  Matrix<DWpe> dwpe;      // T × C
+  Matrix<const In> dout;  // M × C, M = B·T
   Kokkos::View<const int*, Kokkos::LayoutRight, typename ExecSpace::device_type,
                Kokkos::MemoryTraits<Kokkos::Unmanaged>>
       tokens;  // M
@@ -126,9 +126,7 @@ inline EncoderSortSpace encoder_sort_space(int* ints, float* partials, index_t V
 KOKKOS_INLINE_FUNCTION index_t encoder_partial_row(const int offset, const int slot) {
   return 2 * index_t(offset / kEncoderRun) + (slot - offset) / kEncoderRun;
 }
-inline index_t encoder_partial_rows(index_t M) {
-  return 2 * ((M + kEncoderRun - 1) / kEncoderRun);
-}
+inline index_t encoder_partial_rows(index_t M) { return 2 * ((M + kEncoderRun - 1) / kEncoderRun); }
 inline std::size_t encoder_partial_floats(index_t M, index_t C) {
   return std::size_t(encoder_partial_rows(M) * C);
 }
@@ -183,8 +181,10 @@ EncoderFound encoder_sort_positions(const ExecSpace& exec, const Args& a, const 
   Kokkos::parallel_for(
       "llmk::encoder_count_tokens", Range<ExecSpace>(exec, 0, M), KOKKOS_LAMBDA(const index_t i) {
         const int t = tokens(i);
-        if (t < 0 || t >= V) Kokkos::atomic_fetch_min(&w.found[0], int(i));
-        else Kokkos::atomic_fetch_add(&w.counts[t], 1);  // (atomic_increment: deprecated in 4.x)
+        if (t < 0 || t >= V)
+          Kokkos::atomic_fetch_min(&w.found[0], int(i));
+        else
+          Kokkos::atomic_fetch_add(&w.counts[t], 1);  // (atomic_increment: deprecated in 4.x)
       });
   Kokkos::parallel_scan(
       "llmk::encoder_offsets", Range<ExecSpace>(exec, 0, V + 1),
@@ -277,7 +277,8 @@ void encoder_dwte(const ExecSpace& exec, const Args& a, const EncoderSortSpace& 
   if (!a.overwrite_dwte) return;
   using T = typename decltype(a.dwte)::value_type;
   Kokkos::parallel_for(
-      "llmk::encoder_dwte_absent", Range<ExecSpace>(exec, 0, V * C), KOKKOS_LAMBDA(const index_t i) {
+      "llmk::encoder_dwte_absent", Range<ExecSpace>(exec, 0, V * C),
+      KOKKOS_LAMBDA(const index_t i) {
         const index_t v = i / C;
         if (w.counts[v] == 0) a.dwte(v, i % C) = T(0.0f);
       });

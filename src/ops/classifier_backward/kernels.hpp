@@ -15,8 +15,8 @@
 //         reduction) and over the team's warps in order (team scratch, one
 //         barrier): the row's max and sum;
 //      3. a second pass reads the row again from its start, which the first
-//         pass read last (in the cache if any of the row is), and writes dlogits = (exp(x − max)/sum − [c = t])·dloss,
-//         columns [V, Vp) zero;
+//         pass read last (in the cache if any of the row is), and writes dlogits = (exp(x −
+//         max)/sum − [c = t])·dloss, columns [V, Vp) zero;
 //      4. one lane writes the loss, log(sum) + max − x_t, x_t read by every
 //         lane before the barrier (so that dlogits may be the logits' buffer).
 //    The probabilities are never stored. Deterministic: every order is
@@ -47,11 +47,11 @@ namespace llmk::kernels {
 
 template <class ExecSpace, class T>
 struct ClassifierArgs {
-  Matrix<ExecSpace, T> dlogits;                 // M × Vp (may be logits' memory)
-  ConstMatrix<ExecSpace, T> logits;             // M × Vp
-  Vector<ExecSpace, float> losses;              // M, or empty
+  Matrix<ExecSpace, T> dlogits;                  // M × Vp (may be logits' memory)
+  ConstMatrix<ExecSpace, T> logits;              // M × Vp
+  Vector<ExecSpace, float> losses;               // M, or empty
   ConstVector<ExecSpace, std::int32_t> targets;  // M
-  ConstVector<ExecSpace, float> dloss;          // M, or empty: dloss_value
+  ConstVector<ExecSpace, float> dloss;           // M, or empty: dloss_value
   float dloss_value = 1.0f;
   int V = 0;  // the real columns [0, V) of a row
 };
@@ -190,14 +190,13 @@ template <class ExecSpace, class T, int N, class Tuning = ClassifierTuning<ExecS
 class ClassifierRows {
  public:
   using Args = ClassifierArgs<ExecSpace, T>;
-  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>,
-                                    typename Tuning::launch_bounds>;
+  using Policy =
+      Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<index_t>, typename Tuning::launch_bounds>;
   using Member = typename Policy::member_type;
   static constexpr int W = Tuning::team_size, L = Tuning::vector_length;
   static constexpr int U = Tuning::unroll;  // packs a lane has in flight
 
-  explicit ClassifierRows(const Args& a)
-      : a_(a), V_(a.V), packs_(int(a.logits.extent(1)) / N) {}
+  explicit ClassifierRows(const Args& a) : a_(a), V_(a.V), packs_(int(a.logits.extent(1)) / N) {}
 
   void run(const ExecSpace& exec) const {
     Policy policy(exec, index_t(a_.logits.extent(0)), W, L);
@@ -324,13 +323,13 @@ inline void classifier_row_host(T* dx, const T* x, const int V, const int Vp, co
 template <class ExecSpace, class T>
 void classifier_rows_host(const ExecSpace& exec, const ClassifierArgs<ExecSpace, T>& a) {
   const int V = a.V, Vp = int(a.logits.extent(1));
-  Kokkos::parallel_for(
-      "llmk::classifier_rows_host", Range<ExecSpace>(exec, 0, index_t(a.logits.extent(0))),
-      [=](const index_t m) {
-        classifier_row_host(&a.dlogits(m, 0), &a.logits(m, 0), V, Vp, a.targets(m),
-                            classifier_dloss(a, m),
-                            a.losses.extent(0) != 0 ? &a.losses(m) : nullptr);
-      });
+  Kokkos::parallel_for("llmk::classifier_rows_host",
+                       Range<ExecSpace>(exec, 0, index_t(a.logits.extent(0))),
+                       [=](const index_t m) {
+                         classifier_row_host(&a.dlogits(m, 0), &a.logits(m, 0), V, Vp, a.targets(m),
+                                             classifier_dloss(a, m),
+                                             a.losses.extent(0) != 0 ? &a.losses(m) : nullptr);
+                       });
 }
 
 // The fused kernel: on a GPU with 16-byte packs where Vp is a multiple of
@@ -357,8 +356,8 @@ void run_classifier_rows(const ExecSpace& exec, const ClassifierArgs<ExecSpace, 
 // --- the targets' check ---------------------------------------------------------
 
 template <class ExecSpace>
-index_t count_bad_targets(const ExecSpace& exec, const ConstVector<ExecSpace, std::int32_t>& targets,
-                          const int V) {
+index_t count_bad_targets(const ExecSpace& exec,
+                          const ConstVector<ExecSpace, std::int32_t>& targets, const int V) {
   index_t bad = 0;
   Kokkos::parallel_reduce(
       "llmk::classifier_check_targets", Range<ExecSpace>(exec, 0, index_t(targets.extent(0))),

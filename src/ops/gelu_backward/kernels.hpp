@@ -43,9 +43,9 @@ KOKKOS_INLINE_FUNCTION void gelu_backward_element(const Args& a, const index_t i
 
 template <class ExecSpace, class Args>
 void gelu_backward_elements(const ExecSpace& exec, const Args& a) {
-  Kokkos::parallel_for("llmk::gelu_backward_elements",
-                       Range<ExecSpace>(exec, 0, index_t(a.dinp.extent(0))),
-                       KOKKOS_LAMBDA(const index_t i) { gelu_backward_element(a, i); });
+  Kokkos::parallel_for(
+      "llmk::gelu_backward_elements", Range<ExecSpace>(exec, 0, index_t(a.dinp.extent(0))),
+      KOKKOS_LAMBDA(const index_t i) { gelu_backward_element(a, i); });
 }
 
 // Elements [i0, i1) on a host thread, a loop the compiler vectorizes: the
@@ -53,9 +53,8 @@ void gelu_backward_elements(const ExecSpace& exec, const Args& a) {
 // place): no __restrict between them; each element is read before it is
 // written, and LLMK_SIMD vectorizes the loop without an overlap check.
 template <class In, class DInp>
-inline void gelu_backward_block(DInp* dinp, const In* dout,
-                                const In* __restrict inp, const index_t i0, const index_t i1,
-                                const bool overwrite) {
+inline void gelu_backward_block(DInp* dinp, const In* dout, const In* __restrict inp,
+                                const index_t i0, const index_t i1, const bool overwrite) {
   if (overwrite) {
     LLMK_SIMD
     for (index_t i = i0; i < i1; ++i)
@@ -63,7 +62,8 @@ inline void gelu_backward_block(DInp* dinp, const In* dout,
   } else {
     LLMK_SIMD
     for (index_t i = i0; i < i1; ++i)
-      dinp[i] = from_float<DInp>(to_float(dinp[i]) + gelu_grad(to_float(inp[i])) * to_float(dout[i]));
+      dinp[i] =
+          from_float<DInp>(to_float(dinp[i]) + gelu_grad(to_float(inp[i])) * to_float(dout[i]));
   }
 }
 

@@ -19,7 +19,7 @@
 //    a GPU, unit-stride on a CPU; the sub-block is still in cache); then
 //    LayernormPartialsReduce adds the teams' partials in a fixed order into
 //    dweight and dbias;
-//  - kernels/layernorm_rows.hpp: the GPU's, where C is a multiple of its
+//  - ops/layernorm_backward/rows.hpp: the GPU's, where C is a multiple of its
 //    packs: rows held in registers, read once (LayernormBlocked is its
 //    fallback).
 #pragma once
@@ -71,8 +71,8 @@ struct LayernormPlan {
 
 template <class ExecSpace, class Tuning = LayernormTuning<ExecSpace>>
 LayernormPlan layernorm_plan(const index_t M) {
-  const index_t per_block = std::max<index_t>(
-      Tuning::rows_per_block, (M + Tuning::max_blocks - 1) / Tuning::max_blocks);
+  const index_t per_block =
+      std::max<index_t>(Tuning::rows_per_block, (M + Tuning::max_blocks - 1) / Tuning::max_blocks);
   return {(M + per_block - 1) / per_block, per_block};
 }
 
@@ -87,11 +87,11 @@ index_t layernorm_blocked_workspace(const index_t M, const index_t C, const bool
 // What every kernel reads and writes, as views of the precision's types.
 template <class ExecSpace, class TIn, class TDinp, class TDweight, class TDbias>
 struct LayernormArgs {
-  Matrix<ExecSpace, TDinp> dinp;          // M × C
-  Vector<ExecSpace, TDweight> dweight;    // C
-  Vector<ExecSpace, TDbias> dbias;        // C, or empty
-  ConstMatrix<ExecSpace, TIn> dout, inp;  // M × C
-  ConstVector<ExecSpace, TIn> weight;     // C
+  Matrix<ExecSpace, TDinp> dinp;             // M × C
+  Vector<ExecSpace, TDweight> dweight;       // C
+  Vector<ExecSpace, TDbias> dbias;           // C, or empty
+  ConstMatrix<ExecSpace, TIn> dout, inp;     // M × C
+  ConstVector<ExecSpace, TIn> weight;        // C
   ConstVector<ExecSpace, float> mean, rstd;  // M
   bool overwrite_dinp = false, overwrite_dweight = false, overwrite_dbias = false;
 };
@@ -181,8 +181,7 @@ class LayernormPartialsReduce {
     Policy policy(exec, groups_ * (bias_ ? 2 : 1), kThreads, Tuning::vector_length);
     Kokkos::parallel_for(
         "llmk::layernorm_partials_reduce",
-        policy.set_scratch_size(0, Kokkos::PerTeam(sizeof(float) * (kThreads + 1) * kCols)),
-        *this);
+        policy.set_scratch_size(0, Kokkos::PerTeam(sizeof(float) * (kThreads + 1) * kCols)), *this);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
@@ -382,11 +381,14 @@ class LayernormBlocked {
     const float a = s.dnorm * (1.0f / float(C_)), b = s.dnorm_norm * (1.0f / float(C_));
     const bool overwrite = a_.overwrite_dinp;
     if (first) {
-      bias_ ? host_columns<true, true>(dinp, dw, db, dout, inp, weight, mean, rstd, a, b, overwrite)
-            : host_columns<true, false>(dinp, dw, db, dout, inp, weight, mean, rstd, a, b, overwrite);
+      bias_
+          ? host_columns<true, true>(dinp, dw, db, dout, inp, weight, mean, rstd, a, b, overwrite)
+          : host_columns<true, false>(dinp, dw, db, dout, inp, weight, mean, rstd, a, b, overwrite);
     } else {
-      bias_ ? host_columns<false, true>(dinp, dw, db, dout, inp, weight, mean, rstd, a, b, overwrite)
-            : host_columns<false, false>(dinp, dw, db, dout, inp, weight, mean, rstd, a, b, overwrite);
+      bias_
+          ? host_columns<false, true>(dinp, dw, db, dout, inp, weight, mean, rstd, a, b, overwrite)
+          : host_columns<false, false>(dinp, dw, db, dout, inp, weight, mean, rstd, a, b,
+                                       overwrite);
     }
   }
 

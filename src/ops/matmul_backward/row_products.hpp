@@ -41,14 +41,16 @@ void team_row_products(const ExecSpace& exec, const char* label, const Matrix<Ex
             coef(k) = to_float(TransA ? A(k0 + k, r) : A(r, k0 + k));
           });
           team.team_barrier();
-          if (Tuning::k_outer) {  // not constexpr: nvcc's extended lambdas may not first-capture there
+          if (Tuning::k_outer) {  // not constexpr: nvcc's extended lambdas may not first-capture
+                                  // there
             // Host: the seed's loop order, rank-1 updates along contiguous rows
             // of B (a vectorized loop; out's row stays in L1). Each thread
             // keeps the same columns for every k, so no barrier is needed.
             for (index_t k = 0; k < len; ++k) {
               const float a = coef(k);
-              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, cols),
-                                   [&](const index_t c) { out(r, c) += a * to_float(B(k0 + k, c)); });
+              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, cols), [&](const index_t c) {
+                out(r, c) += a * to_float(B(k0 + k, c));
+              });
             }
           } else {
             // GPU: a dot product per column in a register, lanes on consecutive

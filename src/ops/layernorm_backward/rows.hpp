@@ -1,5 +1,5 @@
 // The layer-norm backward's GPU kernel, "rows in registers"
-// (kernels/layernorm_backward.hpp has the formulas, the plan of the blocks,
+// (ops/layernorm_backward/kernels.hpp has the formulas, the plan of the blocks,
 // the partial sums' second pass and the other kernels).
 //
 // A team of W warps (team_size) takes a block of rows. A row belongs to S
@@ -35,7 +35,7 @@
 // Other calls run LayernormBlocked.
 #pragma once
 
-#include <kernels/layernorm_backward.hpp>
+#include <ops/layernorm_backward/kernels.hpp>
 #include <kernels/pack.hpp>
 #include <kernels/static_for.hpp>
 
@@ -47,7 +47,7 @@
 
 namespace llmk::kernels {
 
-// The two sums of each of R rows (RowSums, kernels/layernorm_backward.hpp,
+// The two sums of each of R rows (RowSums, ops/layernorm_backward/kernels.hpp,
 // for R at once), reduced together over a warp's lanes.
 template <int R>
 struct RowSumsOf {
@@ -107,8 +107,8 @@ template <class TIn, class Tuning>
 LayernormRowsPlan layernorm_rows_plan(const index_t M, const index_t C) {
   const int S = layernorm_rows_warps<TIn, Tuning>(C);
   if (S == 0) return {};
-  const index_t per_block = std::max<index_t>(Tuning::rows_block, (M + Tuning::max_blocks - 1) /
-                                                                      Tuning::max_blocks);
+  const index_t per_block =
+      std::max<index_t>(Tuning::rows_block, (M + Tuning::max_blocks - 1) / Tuning::max_blocks);
   return {S, {(M + per_block - 1) / per_block, per_block}};
 }
 
@@ -355,7 +355,8 @@ void run_layernorm_rows(const ExecSpace& exec, const Args& a, const LayernormRow
                    run_layernorm_rows_with<4, ExecSpace, Tuning>(exec, a, plan, partials) ||
                    run_layernorm_rows_with<8, ExecSpace, Tuning>(exec, a, plan, partials) ||
                    run_layernorm_rows_with<16, ExecSpace, Tuning>(exec, a, plan, partials);
-  if (!ran) throw std::logic_error("llmk: layernorm_rows_plan chose warps per row the kernel lacks");
+  if (!ran)
+    throw std::logic_error("llmk: layernorm_rows_plan chose warps per row the kernel lacks");
 }
 
 }  // namespace llmk::kernels
