@@ -1,6 +1,6 @@
 #!/bin/bash
 # GPU call G6: the two forward operations (gelu_forward, layernorm_forward)
-# and the framework's defaults, on 7888e95's Cuda build (bin/). (1)
+# and the framework's defaults, on 3144c74's Cuda build (bin/). (1)
 # llmk_tests_cuda in 8 gtest shards of 200 s without the Large and Huge
 # cases (every operation's contract tests, the forward ones' included); (2)
 # llmk-perf gelu_forward and layernorm_forward --backend cuda --precision
@@ -15,14 +15,14 @@ R=$PWD; O=/tmp/o6; mkdir -p /tmp/p $O && cd /tmp/p && tar xJf $R/.gpu-carry/g7.t
 export LD_LIBRARY_PATH=/tmp/p/lib:/usr/local/cuda/lib64 OMP_PROC_BIND=false PYTHONUNBUFFERED=1 LLMK_EXPECT_GPU=1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv | tee $O/machine.txt
 save() { tar czf $OUT/g6.tar.gz -C $O .; }
-t0=$SECONDS; pids=()
-for i in 0 1 2 3 4 5 6 7; do
-  GTEST_TOTAL_SHARDS=8 GTEST_SHARD_INDEX=$i OMP_NUM_THREADS=2 timeout 200 /tmp/p/bin/llmk_tests_cuda \
-    --gtest_brief=1 --gtest_filter='-*Huge*:*Large*' > $O/llmk_tests_cuda-$i.log 2>&1 & pids+=($!)
-done
-{ for i in 0 1 2 3 4 5 6 7; do wait ${pids[$i]}; echo "shard $i exit $?"; done
+t0=$SECONDS
+{ pids=()  # (started in the block that waits for them)
+  for i in 0 1 2 3 4 5 6 7; do
+    GTEST_TOTAL_SHARDS=8 GTEST_SHARD_INDEX=$i OMP_NUM_THREADS=2 timeout 200 /tmp/p/bin/llmk_tests_cuda \
+      --gtest_brief=1 --gtest_filter='-*Huge*:*Large*' > $O/llmk_tests_cuda-$i.log 2>&1 & pids+=($!)
+  done
+  for i in 0 1 2 3 4 5 6 7; do wait ${pids[$i]}; echo "shard $i exit $?"; done
   grep -hE '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED' $O/llmk_tests_cuda-*.log | sort | uniq -c
-  grep -h "tests ran" $O/llmk_tests_cuda-*.log | head -8
 } 2>&1 | tee $O/suite.txt
 echo "suite: $((SECONDS - t0)) s"; save
 for op in gelu_forward layernorm_forward; do

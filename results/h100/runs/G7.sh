@@ -1,6 +1,6 @@
 #!/bin/bash
 # GPU call G7, after G6 on the same warm machine: (1) GPT-2 124M's whole
-# backward on the GPU, bf16, 7888e95 (bin/) and 2c787ce (bin-before/, the
+# backward on the GPU, bf16, 3144c74 (bin/) and 2c787ce (bin-before/, the
 # last build measured before matmul_backward moved onto its spec.hpp)
 # alternately, twice, and fp32 once each; (2) on the host's 16 cores
 # (OMP_NUM_THREADS=16, bound): llmk-perf gelu_forward and layernorm_forward
