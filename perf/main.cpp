@@ -39,6 +39,7 @@ namespace gelu_backward { Subcommand subcommand(); }
 namespace encoder_backward { Subcommand subcommand(); }
 namespace gelu_forward { Subcommand subcommand(); }
 namespace layernorm_forward { Subcommand subcommand(); }
+namespace matmul_forward { Subcommand subcommand(); }
 }  // namespace llmk::perf
 // clang-format on
 
@@ -61,7 +62,8 @@ int main(int argc, char** argv) {
       perf::matmul_backward::subcommand(),    perf::layernorm_backward::subcommand(),
       perf::attention_backward::subcommand(), perf::classifier_backward::subcommand(),
       perf::gelu_backward::subcommand(),      perf::encoder_backward::subcommand(),
-      perf::gelu_forward::subcommand(),       perf::layernorm_forward::subcommand()};
+      perf::gelu_forward::subcommand(),       perf::layernorm_forward::subcommand(),
+      perf::matmul_forward::subcommand()};
   perf::Options harness;
 
   CLI::App app{"llmk-perf: validate and time llmk's operations against their peers. "

@@ -48,7 +48,9 @@ peer:pytorch-compile and its -kernels (--compile-modes, default "default");
 perf/torch_peers/gelu.py. gelu_forward: aten.gelu(inp, approximate='tanh') and
 out = (+= with --accumulate-out), the same rows. layernorm_forward:
 aten.native_layer_norm (out, mean, rstd) and out = (+=), the same rows;
-perf/torch_peers/layernorm_forward.py.
+perf/torch_peers/layernorm_forward.py. matmul_forward: aten.addmm (F.linear)
+at --B --T --C --OC, with --gelu then aten.gelu(tanh), --no-bias: aten.mm,
+out = (+=), the same rows; perf/torch_peers/matmul_forward.py.
 
 encoder_backward: aten.embedding_dense_backward (what autograd runs for
 wte[tokens]) and dout.sum(0) for wpe, then dwte +=, dwpe += at --B --T --C
@@ -152,7 +154,7 @@ import sys
 import warnings
 
 from torch_peers import (attention, classifier, encoder, gelu, layernorm, layernorm_forward,
-                         matmul)
+                         matmul, matmul_forward)
 from torch_peers.common import (COMPILE_MODE_SUFFIX, CPU_NO_KERNELS, compile_impl, cpu_model,
                                 cpu_parallel_backend, default_threads, last_level_cache_bytes,
                                 uses_cudagraphs)
@@ -160,7 +162,7 @@ from torch_peers.common import (COMPILE_MODE_SUFFIX, CPU_NO_KERNELS, compile_imp
 OPS = {"matmul_backward": matmul, "layernorm_backward": layernorm,
        "attention_backward": attention, "classifier_backward": classifier,
        "gelu_backward": gelu, "encoder_backward": encoder, "gelu_forward": gelu,
-       "layernorm_forward": layernorm_forward}
+       "layernorm_forward": layernorm_forward, "matmul_forward": matmul_forward}
 
 
 def parse_args(argv=None):
@@ -180,7 +182,7 @@ def parse_args(argv=None):
     ap.add_argument("--B", type=int, default=8)
     ap.add_argument("--T", type=int, default=1024)
     ap.add_argument("--C", type=int, default=768)
-    ap.add_argument("--OC", type=int, default=3072, help="matmul_backward only")
+    ap.add_argument("--OC", type=int, default=3072, help="matmul_backward, matmul_forward only")
     ap.add_argument("--NH", type=int, default=12, help="attention_backward only: heads")
     ap.add_argument("--V", type=int, default=50257,
                     help="classifier_backward and encoder_backward only: vocabulary")
@@ -193,12 +195,13 @@ def parse_args(argv=None):
                     + "; or 'all' (default fp32)")
     ap.add_argument("--gelu", action="store_true",
                     help="matmul_backward: time the backward of F.linear(F.gelu(pre, "
-                    "approximate='tanh'), W, b)")
+                    "approximate='tanh'), W, b); matmul_forward: gelu after the linear layer")
+    ap.add_argument("--no-bias", action="store_true", help="matmul_forward: no bias")
     ap.add_argument("--overwrite-dinp", action="store_true",
                     help="dinp written, not added to (matmul_backward: the activation's .grad is "
                     "None before each call)")
     ap.add_argument("--accumulate-out", action="store_true",
-                    help="gelu_forward, layernorm_forward: out += (default =)")
+                    help="gelu_forward, layernorm_forward, matmul_forward: out += (default =)")
     ap.add_argument("--compile", action="store_true",
                     help="matmul_backward: add the torch.compile rows (modes "
                     + ", ".join(matmul.COMPILE_MODES) + ")")

@@ -5,10 +5,12 @@
 // every precision and GELU off and on; tf32 on Cuda against fp32 on OpenMP.
 #include "contract/backends.hpp"
 #include "support/matmul_adapter.hpp"
+#include "support/matmul_forward_adapter.hpp"
 
 namespace {
 
 [[maybe_unused]] const bool registered =
-    (llmk_test::contract::register_backend_pairs<llmk_test::MatmulBackwardContract>(), true);
+    (llmk_test::contract::register_backend_pairs<llmk_test::MatmulBackwardContract>(),
+     llmk_test::contract::register_backend_pairs<llmk_test::MatmulForwardContract>(), true);
 
 }  // namespace

@@ -7,6 +7,7 @@
 // validation binary; M ≥ 2³¹: test_matmul_huge.cpp.)
 #include "contract/all.hpp"
 #include "support/matmul_adapter.hpp"
+#include "support/matmul_forward_adapter.hpp"
 
 #include <gtest/gtest.h>
 #include <llmk/matmul_backward.hpp>
@@ -207,6 +208,7 @@ void check_inf_inputs(const llmk_test::ImplPrecision& ip) {
 
 [[maybe_unused]] const bool registered = [] {
   llmk_test::contract::register_space_tests<llmk_test::MatmulBackwardContract, Space>();
+  llmk_test::contract::register_space_tests<llmk_test::MatmulForwardContract, Space>();
   llmk_test::contract::add_test("matmul_backward", "Impls", "MatmulInfos",
                                 "precisions, dbias and GELU, portable kernels",
                                 check_matmul_infos);

@@ -12,6 +12,7 @@
 #include "support/column_limits.hpp"
 #include "support/compare.hpp"
 #include "support/matmul_adapter.hpp"
+#include "support/matmul_forward_adapter.hpp"
 #include "support/problem.hpp"
 #include "support/sparse.hpp"
 
@@ -453,6 +454,7 @@ void add(const std::string& aspect, const std::string& name, std::function<void(
 
 [[maybe_unused]] const bool registered = [] {
   llmk_test::contract::register_bad_input_tests<llmk_test::MatmulBackwardContract, Host>();
+  llmk_test::contract::register_bad_input_tests<llmk_test::MatmulForwardContract, Host>();
   add("Extents", "Rank3DoutTimeDiffersFromInp", [] { Views().Rank3DoutTimeDiffersFromInp(); });
   add("Extents", "PaddedRank2View", [] { Views().PaddedRank2View(); });
   add("Extents", "PaddedRank3View", [] { Views().PaddedRank3View(); });

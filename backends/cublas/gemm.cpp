@@ -131,20 +131,32 @@ void check_epilogue(const Gemm& g, const Epilogue& e, const Bytes& a, const Byte
     refuse(g,
            "an epilogue needs alpha = 1 (cuBLASLt does not say how alpha scales its extra output)");
   if (g.batch != 1) refuse(g, "epilogues are built for one batch only");
-  if (e.kind == Epilogue::Kind::dgelu) {
-    if (e.aux == nullptr) refuse(g, "the DGELU epilogue's aux (pre-activation) is null");
+  const bool reads_bias = e.kind == Epilogue::Kind::bias ||
+                          (e.kind == Epilogue::Kind::gelu_aux && e.bias != nullptr);
+  if (e.kind == Epilogue::Kind::dgelu || e.kind == Epilogue::Kind::gelu_aux) {
+    if (e.aux == nullptr) refuse(g, "the GELU epilogue's aux (pre-activation) is null");
     if (e.aux_ld < g.n)
-      refuse(g, "the DGELU epilogue's aux_ld is " + std::to_string(e.aux_ld) +
+      refuse(g, "the GELU epilogue's aux_ld is " + std::to_string(e.aux_ld) +
                     ", less than D's rows' length " + std::to_string(g.n));
     const Stored aux{"aux", e.aux, g.m, g.n, e.aux_ld, 0, g.d.type};
-    check_apart(g, d, {bytes(g, aux, 1)});
-  } else {
+    const Bytes aux_bytes = bytes(g, aux, 1);
+    check_apart(g, d, {aux_bytes});
+    if (e.kind == Epilogue::Kind::gelu_aux) check_apart(g, aux_bytes, {a, b});
+  } else if (e.kind == Epilogue::Kind::bias_grad) {
     if (e.bias == nullptr) refuse(g, "the bias-gradient epilogue's bias is null");
     if (!is_element_type(e.bias_type))
       refuse(g, std::string("the bias-gradient epilogue's bias type is ") + type_name(e.bias_type));
     const auto begin = reinterpret_cast<std::uintptr_t>(e.bias);
     check_apart(g, {"bias", begin, begin + std::uintptr_t(g.m) * element_bytes(e.bias_type)},
                 {a, b, d});
+  } else if (e.bias == nullptr) {
+    refuse(g, "the bias epilogue's bias is null");
+  }
+  if (reads_bias) {
+    if (!is_element_type(e.bias_type))
+      refuse(g, std::string("the bias epilogue's bias type is ") + type_name(e.bias_type));
+    const auto begin = reinterpret_cast<std::uintptr_t>(e.bias);
+    check_apart(g, d, {{"bias", begin, begin + std::uintptr_t(g.n) * element_bytes(e.bias_type)}});
   }
 }
 

@@ -63,19 +63,24 @@ using Input = Operand<const void*>;
 using Output = Operand<void*>;
 
 // What cuBLASLt computes besides the product, in this description's terms
-// (llm.c's backward uses these two). With α = 1 only, and one batch (the
-// epilogues' batch strides are not built).
+// (llm.c's uses these four). With α = 1 only, and one batch (the epilogues'
+// batch strides are not built).
 struct Epilogue {
-  enum class Kind { none, dgelu, bias_grad };
+  enum class Kind { none, dgelu, bias_grad, bias, gelu_aux };
   Kind kind = Kind::none;
   // dgelu:     D = gelu'(aux) ⊙ (op(A)·op(B) + β·D): aux is m×n of D's type,
   //            row-major with leading dimension aux_ld ≥ n; cuBLASLt takes
   //            only multiples of 8 (others are refused without asking).
-  const void* aux = nullptr;
+  // gelu_aux:  aux = op(A)·op(B) + β·D (+ bias(j), j < n, where bias is
+  //            given), written; D = gelu(aux). aux as dgelu's (a linear
+  //            layer's pre-activation, saved for its backward).
+  void* aux = nullptr;  // (read by dgelu, written by gelu_aux)
   index_t aux_ld = 0;
   // bias_grad: bias[i] = Σ_k op(A)(i, k), i < m, written (not added to),
   //            bias_type CUDA_R_32F or CUDA_R_16BF: the bias gradient of the
   //            layer whose weight gradient this GEMM is (op(A) = doutᵀ).
+  // bias:      D = op(A)·op(B) + β·D + bias(j) in every row, j < n (read):
+  //            a linear layer's bias.
   void* bias = nullptr;
   cudaDataType_t bias_type = CUDA_R_32F;
 };

@@ -3,6 +3,7 @@
 // told the real alignments, checked before any launch, cached per context.
 #include "gemm.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -56,16 +57,27 @@ Scratch aligned_scratch(void* p, const std::size_t bytes) {
   return {static_cast<unsigned char*>(p) + skip, bytes - skip};
 }
 
-cublasLtEpilogue_t lt_kind(Epilogue::Kind kind) {
-  switch (kind) {
+cublasLtEpilogue_t lt_kind(const Epilogue& e) {
+  switch (e.kind) {
     case Epilogue::Kind::dgelu:
       return CUBLASLT_EPILOGUE_DGELU;
     case Epilogue::Kind::bias_grad:
       return CUBLASLT_EPILOGUE_BGRADB;  // gemm.cpp: column_major
+    case Epilogue::Kind::bias:
+      return CUBLASLT_EPILOGUE_BIAS;  // cuBLAS's D rows are our columns
+    case Epilogue::Kind::gelu_aux:
+      return e.bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
     case Epilogue::Kind::none:
       break;
   }
   return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+// The alignment cuBLASLt sees of the epilogue's vectors and matrices.
+std::uint32_t epilogue_alignment(const Epilogue& e) {
+  const std::uint32_t aux = alignment(e.aux), bias = alignment(e.bias);
+  if (!e.aux) return bias;
+  return e.bias ? std::min(aux, bias) : aux;
 }
 
 }  // namespace
@@ -147,13 +159,14 @@ void LtMatmul::make_desc(const Epilogue& e) {
   set_attribute(desc_.op, CUBLASLT_MATMUL_DESC_TRANSA, c_.trans_a);
   set_attribute(desc_.op, CUBLASLT_MATMUL_DESC_TRANSB, c_.trans_b);
   if (e.kind == Epilogue::Kind::none) return;
-  set_attribute(desc_.op, CUBLASLT_MATMUL_DESC_EPILOGUE, lt_kind(e.kind));
-  if (e.kind == Epilogue::Kind::bias_grad) {
+  set_attribute(desc_.op, CUBLASLT_MATMUL_DESC_EPILOGUE, lt_kind(e));
+  if (e.bias) {
     set_attribute(desc_.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, e.bias);
     // The default bias type is D's.
     if (e.bias_type != c_.d_type)
       set_attribute(desc_.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, std::int32_t(e.bias_type));
-  } else {
+  }
+  if (e.aux) {
     set_attribute(desc_.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, e.aux);
     set_attribute(desc_.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, std::int64_t(e.aux_ld));
   }
@@ -163,7 +176,7 @@ LtGemmKey LtMatmul::key_of(const Epilogue& e) const {
   const auto stride_bytes = [&](index_t stride, cudaDataType_t type) {
     return batch_ == 1 ? std::uintptr_t(0) : std::uintptr_t(stride) * element_bytes(type);
   };
-  const bool bias = e.kind == Epilogue::Kind::bias_grad;
+  const bool bias = e.bias != nullptr;
   return {int(c_.trans_a),
           int(c_.trans_b),
           c_.m,
@@ -180,13 +193,13 @@ LtGemmKey LtMatmul::key_of(const Epilogue& e) const {
           int(c_.ab_type),
           int(c_.ab_type),
           int(c_.d_type),
-          unsigned(lt_kind(e.kind)),
+          unsigned(lt_kind(e)),
           bias ? int(e.bias_type) : -1,
           workspace_bytes_,
           alignment(c_.A, stride_bytes(c_.stride_a, c_.ab_type)),
           alignment(c_.B, stride_bytes(c_.stride_b, c_.ab_type)),
           alignment(c_.D, stride_bytes(c_.stride_d, c_.d_type)),
-          alignment(bias ? e.bias : e.aux)};
+          epilogue_alignment(e)};
 }
 
 // Describes the GEMM with epilogue e and takes the algorithm cuBLASLt
@@ -195,7 +208,7 @@ LtGemmKey LtMatmul::key_of(const Epilogue& e) const {
 bool LtMatmul::prepare(const Epilogue& e) {
   // cuBLASLt takes a GELU input whose leading dimension is a multiple of 8
   // (CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD): a refusal, without asking.
-  if (e.kind == Epilogue::Kind::dgelu && e.aux_ld % 8 != 0) return false;
+  if (e.aux && e.aux_ld % 8 != 0) return false;
   make_desc(e);
   const LtGemmKey key = key_of(e);
   auto it = lt_.algos.find(key);

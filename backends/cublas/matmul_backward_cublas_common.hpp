@@ -155,7 +155,7 @@ template <class P>
 backends::cublas::Epilogue dgelu_epilogue(const Problem<Kokkos::Cuda, P>& p) {
   backends::cublas::Epilogue e;
   e.kind = backends::cublas::Epilogue::Kind::dgelu;
-  e.aux = p.pre_gelu.data();
+  e.aux = const_cast<void*>(static_cast<const void*>(p.pre_gelu.data()));  // (DGELU reads it)
   e.aux_ld = p.C;
   return e;
 }

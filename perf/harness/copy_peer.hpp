@@ -44,6 +44,7 @@ Row copy_row(const ExecSpace& exec, double bytes, std::int64_t units,
   row.kind = "peer";
   row.precision = precision;
   row.bytes = 2.0 * double(half);
+  row.computes = false;
   row.run = [exec, src, dst] { Kokkos::deep_copy(exec, dst, src); };
   row.run_part = [exec, src, dst, half, units](std::int64_t n) {
     const std::int64_t len = units > 0 ? std::int64_t(double(half) * double(n) / double(units)) : 0;

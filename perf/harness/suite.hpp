@@ -61,6 +61,7 @@ struct Row {
   std::function<CheckResult()> verify;        // compare the outputs of one call with the reference; empty: no check
   std::vector<Stage> stages;
   double bytes = 0;  // bytes one call moves, for its GB/s (Suite::gbs_column); 0: none
+  bool computes = true;  // false: it only moves the bytes (peer:copy): no GFLOP/s
   std::string note;  // under the table
   std::string skip;  // non-empty: not run, and why (in the table)
 };
@@ -248,7 +249,7 @@ bool run_rows(const Options& opt, const ExecSpace& exec, const DeviceTimer<ExecS
       r.repeats = t.repeats;
       if (!Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible)
         r.host_us = t.host_us_median;  // a GPU: the call returns before its work is done
-      if (suite.flops > 0 && t.ms_median > 0) r.gflops = suite.flops / (t.ms_median * 1e-3) * 1e-9;
+      if (suite.flops > 0 && row.computes && t.ms_median > 0) r.gflops = suite.flops / (t.ms_median * 1e-3) * 1e-9;
       if (row.bytes > 0 && t.ms_median > 0) r.gbs = row.bytes / (t.ms_median * 1e-3) * 1e-9;
       progress(std::to_string(t.repeats) + " repeats, median " + seconds_text(t.ms_median * 1e-3) +
                (r.host_us ? ", host part " + seconds_text(*r.host_us * 1e-6) : ""));

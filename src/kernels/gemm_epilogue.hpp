@@ -73,6 +73,35 @@ struct GeluGradEpilogue {
   }
 };
 
+// A linear layer's forward (matmul_forward): D ⟵ sum + bias(col) (bias
+// null: none); with pre (GPT-2's fc layer and its GELU) pre(row, col) ⟵
+// that, rounded once into TPre, and D ⟵ gelu of it in float. Writes pre
+// itself (an output of the GEMM besides D, as cuBLASLt's GELU_AUX), once per
+// element like every epilogue.
+template <class TBias, class TPre>
+struct BiasGeluEpilogue {
+  const TBias* bias = nullptr;
+  TPre* pre = nullptr;
+  index_t ld = 0;  // pre's
+
+  KOKKOS_INLINE_FUNCTION float operator()(float sum, const GemmElement& e) const {
+    if (bias) sum += to_float(bias[e.col]);
+    if (!pre) return sum;
+    pre[e.row * ld + e.col] = from_float<TPre>(sum);
+    return gelu(sum);
+  }
+  KOKKOS_INLINE_FUNCTION bool identity() const { return bias == nullptr && pre == nullptr; }
+  // The row form (a host's micro-tile writes, vectorized: GeluGradEpilogue's).
+  KOKKOS_INLINE_FUNCTION void row(float* sums, const int n, const GemmElement& first) const {
+    if (bias)
+      for (int j = 0; j < n; ++j) sums[j] += to_float(bias[first.col + j]);
+    if (!pre) return;
+    TPre* const p = pre + first.row * ld + first.col;
+    for (int j = 0; j < n; ++j) p[j] = from_float<TPre>(sums[j]);
+    for (int j = 0; j < n; ++j) sums[j] = gelu(sums[j]);
+  }
+};
+
 // Whether an epilogue has the row form above.
 template <class E, class = void>
 struct has_row_epilogue : std::false_type {};

@@ -65,6 +65,20 @@ struct ColumnSumTuning {
   static constexpr bool pack_loads = false;  // the loops vectorize by themselves
 };
 
+// Whether "auto" takes the tiled GEMM before the host libraries
+// (kokkoskernels, onednn) for float32 products on a host: where its AVX-512
+// micro-tile is compiled (TiledTuning below; LLMK_NATIVE on an AVX-512 CPU).
+// GPT-2 124M's whole backward, fp32, 16 Xeon cores (docs/cpu.md): tiled 89
+// and 655 ms against kokkoskernels' (OpenBLAS) 111 and 700 at B 4 T 64 and
+// B 8 T 256 on one host (call H4), 916 against 1125 at B 8 T 256 on another
+// (H3). A constant of the library's build: code built without its flags
+// (the tests) reads the library's infos (ImplInfo::auto_passes_over).
+#if defined(__AVX512F__)
+inline constexpr bool tiled_leads_host_fp32 = true;
+#else
+inline constexpr bool tiled_leads_host_fp32 = false;
+#endif
+
 // The tiled GEMM (kernels/gemm_tiled.hpp; matmul's "tiled"): a team computes
 // a bm × bn tile of D += op(A)·op(B) over K chunks of bk staged in team
 // scratch; thread (ty, tx) of

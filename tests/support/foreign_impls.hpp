@@ -18,6 +18,7 @@
 #include <llmk/layernorm_backward.hpp>
 #include <llmk/layernorm_forward.hpp>
 #include <llmk/matmul_backward.hpp>
+#include <llmk/matmul_forward.hpp>
 
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ template <class Info>
 std::vector<std::string> foreign_impls_of(const std::vector<Info>& own) {
   return foreign_impl_names(as_impl_infos(own),
                             {as_impl_infos(llmk::impls<llmk::MatmulBackward>()),
+                             as_impl_infos(llmk::impls<llmk::MatmulForward>()),
                              as_impl_infos(llmk::impls<llmk::LayernormBackward>()),
                              as_impl_infos(llmk::impls<llmk::LayernormForward>()),
                              as_impl_infos(llmk::impls<llmk::GeluBackward>()),
@@ -77,7 +79,7 @@ struct ShapesOf {
   using Shape = typename Other::Shape;
   static std::vector<Shape> shapes() { return Other::shapes(); }
   static std::vector<Shape> overwrite_shapes() { return Other::overwrite_shapes(); }
-  static const std::vector<Shape>& empty_shapes() { return Other::empty_shapes(); }
+  static std::vector<Shape> empty_shapes() { return Other::empty_shapes(); }
   static std::vector<Shape> large_shapes() { return Other::large_shapes(); }
   static std::vector<Shape> workspace_shapes() { return Other::workspace_shapes(); }
   static Shape nan_shape() { return Other::nan_shape(); }

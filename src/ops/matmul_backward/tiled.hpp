@@ -29,19 +29,9 @@ struct DweightTuning<ExecSpace, true> : kernels::TiledTuning<ExecSpace> {
 
 struct Tiled : ImplDefaults {
   static constexpr std::string_view name = "tiled";
-  // Whether "auto" takes tiled before the host libraries (kokkoskernels,
-  // onednn) for float32 products on a host: where its AVX-512 micro-tile is
-  // compiled (kernels/tuning.hpp; LLMK_NATIVE on an AVX-512 CPU). GPT-2
-  // 124M's whole backward, fp32, 16 Xeon cores (docs/cpu.md): tiled 89 and
-  // 655 ms against kokkoskernels' (OpenBLAS) 111 and 700 at B 4 T 64 and
-  // B 8 T 256 on one host (call H4), 916 against 1125 at B 8 T 256 on
-  // another (H3). A constant of the library's build: code built without
-  // its flags (the tests) reads the library's infos (ImplInfo::auto_passes_over).
-#if defined(__AVX512F__)
-  static constexpr bool leads_host_fp32 = true;
-#else
-  static constexpr bool leads_host_fp32 = false;
-#endif
+  // Whether "auto" takes tiled before the host libraries for float32
+  // (kernels/tuning.hpp says where and why).
+  static constexpr bool leads_host_fp32 = kernels::tiled_leads_host_fp32;
   static constexpr BiasPass bias = BiasPass::Fused;
   // The league is a team per tile (per tile and K range when split-K splits,
   // which it does only while that stays below 2³¹); Kokkos 3 counts it in

@@ -1,0 +1,131 @@
+// The matmul forward in llmk-perf (`llmk-perf matmul_forward`), described to
+// the shared subcommand (harness/op_benchmark.hpp): out = inp·weightᵀ + bias
+// at GPT-2's fc layer by default (B 8, T 1024, C 768 into OC 3072), with
+// GELU's pre_gelu saved (--gelu) or not, out overwritten (llm.c's) or
+// accumulated; per precision, one row per llmk implementation and peer:copy
+// (the time to move the call's bytes once: the floor at small M). Rows
+// report GFLOP/s (2·M·C·OC per call); PyTorch's (torch_baseline.py
+// matmul_forward) are imported.
+#include "../harness/op_benchmark.hpp"
+
+#include <llmk/matmul_forward.hpp>
+#include <ops/matmul_forward/reference.hpp>
+#include <ops/matmul_forward/spec.hpp>
+
+namespace llmk::perf::matmul_forward {
+namespace {
+
+namespace ref = reference::matmul_forward;
+
+struct Options {
+  std::int64_t B = 8, T = 1024, C = 768, OC = 3072;
+  bool gelu = false, no_bias = false, accumulate_out = false;
+  std::string impls = "all";
+  std::string precisions = "fp32";
+};
+
+struct PeerArgs {};  // no peer of its own but peer:copy
+using Peer = perf::Peer<PeerArgs>;
+
+struct Description {
+  using Tag = MatmulForward;
+  using Spec = op::matmul_forward::Spec;
+  using Options = matmul_forward::Options;
+  using CallOptions = MatmulForwardOptions;
+  using Shape = reference::Shape;
+  using Problem = ref::HostProblem;
+  using Peer = matmul_forward::Peer;
+  static constexpr const char* title = "matmul forward";
+  static constexpr const char* unit = "row";
+  static constexpr const char* help =
+      "a linear layer, out = inp·Wᵀ + bias (and GELU, saving pre_gelu)";
+
+  static Shape shape(const Options& opt) {
+    check_product({opt.B, opt.T, opt.C}, "B·T·C");
+    check_product({opt.B, opt.T, opt.OC}, "B·T·OC");
+    check_product({opt.OC, opt.C}, "OC·C");
+    return {"perf", opt.B, opt.T, opt.C, opt.OC, !opt.no_bias};
+  }
+  static core::op::SymbolSizes sizes(const Shape& s) {
+    return {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"OC", s.OC}};
+  }
+  static std::int64_t units(const Shape& s) { return s.M(); }
+  static core::op::SymbolSizes part(const core::op::SymbolSizes& s, std::int64_t rows) {
+    return s.with("B", 1).with("T", rows);
+  }
+  static std::vector<bool> present(const Options& opt) {
+    return {true, opt.gelu, true, true, !opt.no_bias};
+  }
+  static void header(Suite& suite, const Shape& s, const Options& opt, const std::string& sizes) {
+    suite.params = {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"OC", s.OC}};
+    suite.flops = ref::flops(s);
+    suite.gflops_column = true;
+    char derived[64];
+    std::snprintf(derived, sizeof derived, "M=%lld, %.4g GFLOP per call", (long long)s.M(),
+                  suite.flops * 1e-9);
+    suite.derived = derived;
+    suite.flags = {{"gelu", opt.gelu}, {"no_bias", opt.no_bias},
+                   {"accumulate_out", opt.accumulate_out}};
+    suite.notes.push_back(std::string("out ") +
+                          (opt.accumulate_out ? "accumulated (+=)" : "overwritten (=)") +
+                          (opt.gelu ? " with gelu(pre_gelu), pre_gelu written" : "") +
+                          (opt.no_bias ? ", no bias" : ", bias") +
+                          "; errors: relative L2 against the float64 reference");
+    suite.notes.push_back("GB/s: inp, weight, bias read, out (pre_gelu) written: " + sizes);
+  }
+  static double bytes(const Shape& s, reference::Precision p, const Options& opt) {
+    return ref::bytes(s, p, opt.gelu, !opt.accumulate_out);
+  }
+
+  static Problem make(const Shape& s, reference::Precision p, const Options& opt) {
+    return ref::make_problem(s, opt.gelu, 2024, p);
+  }
+  static const std::vector<float>& values(const Problem& in, std::size_t i) {
+    const std::vector<float>* v[] = {&in.out, &in.pre_gelu, &in.inp, &in.weight, &in.bias};
+    return *v[i];
+  }
+  static std::vector<std::vector<double>> expected(const Problem& in, const Options& opt,
+                                                   int threads) {
+    return ref::reference_forward(in, !opt.accumulate_out, threads);
+  }
+  static double tolerance(reference::Precision p, std::size_t k) { return ref::tolerance(p, k); }
+  // (pre_gelu is written whatever the update.)
+  static std::vector<bool> overwrites(const Options& opt) { return {!opt.accumulate_out, true}; }
+
+  static CallOptions call_options(const std::string& impl, const Options& opt) {
+    CallOptions options;
+    options.impl = impl;
+    if (opt.accumulate_out) options.out_update = Update::accumulate;
+    return options;
+  }
+  template <class S>
+  static void call(Context<S>& ctx, const OpArrays<S, Spec>& a, const CallOptions& options) {
+    llmk::matmul_forward(ctx, a.out(Spec::out), a.out(Spec::pre_gelu), a.in(Spec::inp),
+                         a.in(Spec::weight), a.in(Spec::bias), a.size("B"), a.size("T"),
+                         a.size("C"), a.size("OC"), options);
+  }
+  static std::vector<Peer> peers(const std::string&, const Options&) { return {}; }
+  template <class S>
+  static PeerArgs peer_args(const OpArrays<S, Spec>&, const std::string&, const Options&) {
+    return {};
+  }
+
+  static void add_options(CLI::App& app, Options& opt) {
+    add_size(app, "--B", opt.B, "batch size");
+    add_size(app, "--T", opt.T, "sequence length");
+    add_size(app, "--C", opt.C, "input channels");
+    add_size(app, "--OC", opt.OC, "output channels");
+    add_selection_options<Description>(app, opt);
+    app.add_flag("--gelu", opt.gelu,
+                 "GELU after the bias (GPT-2's fc layer): out = gelu(pre_gelu), pre_gelu written");
+    app.add_flag("--no-bias", opt.no_bias, "no bias");
+    app.add_flag("--accumulate-out", opt.accumulate_out,
+                 "out += the product instead of = (Update::accumulate)");
+  }
+};
+
+}  // namespace
+
+Subcommand subcommand() { return op_subcommand<Description>(); }
+
+}  // namespace llmk::perf::matmul_forward
