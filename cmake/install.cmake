@@ -22,6 +22,7 @@ install(FILES
     ${PROJECT_SOURCE_DIR}/src/llmk/layernorm_forward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/matmul_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/matmul_forward.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/encoder_forward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/operation.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/tensor_ref.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/types.hpp

@@ -40,6 +40,7 @@ namespace encoder_backward { Subcommand subcommand(); }
 namespace gelu_forward { Subcommand subcommand(); }
 namespace layernorm_forward { Subcommand subcommand(); }
 namespace matmul_forward { Subcommand subcommand(); }
+namespace encoder_forward { Subcommand subcommand(); }
 }  // namespace llmk::perf
 // clang-format on
 
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
       perf::attention_backward::subcommand(), perf::classifier_backward::subcommand(),
       perf::gelu_backward::subcommand(),      perf::encoder_backward::subcommand(),
       perf::gelu_forward::subcommand(),       perf::layernorm_forward::subcommand(),
-      perf::matmul_forward::subcommand()};
+      perf::matmul_forward::subcommand(),     perf::encoder_forward::subcommand()};
   perf::Options harness;
 
   CLI::App app{"llmk-perf: validate and time llmk's operations against their peers. "

@@ -50,7 +50,9 @@ out = (+= with --accumulate-out), the same rows. layernorm_forward:
 aten.native_layer_norm (out, mean, rstd) and out = (+=), the same rows;
 perf/torch_peers/layernorm_forward.py. matmul_forward: aten.addmm (F.linear)
 at --B --T --C --OC, with --gelu then aten.gelu(tanh), --no-bias: aten.mm,
-out = (+=), the same rows; perf/torch_peers/matmul_forward.py.
+out = (+=), the same rows; perf/torch_peers/matmul_forward.py. encoder_forward:
+aten.embedding(wte, tokens) + wpe at --B --T --C --V (Zipf tokens, as
+encoder_backward's), out = (+=), the same rows; perf/torch_peers/encoder_forward.py.
 
 encoder_backward: aten.embedding_dense_backward (what autograd runs for
 wte[tokens]) and dout.sum(0) for wpe, then dwte +=, dwpe += at --B --T --C
@@ -153,8 +155,8 @@ import os
 import sys
 import warnings
 
-from torch_peers import (attention, classifier, encoder, gelu, layernorm, layernorm_forward,
-                         matmul, matmul_forward)
+from torch_peers import (attention, classifier, encoder, encoder_forward, gelu, layernorm,
+                         layernorm_forward, matmul, matmul_forward)
 from torch_peers.common import (COMPILE_MODE_SUFFIX, CPU_NO_KERNELS, compile_impl, cpu_model,
                                 cpu_parallel_backend, default_threads, last_level_cache_bytes,
                                 uses_cudagraphs)
@@ -162,7 +164,8 @@ from torch_peers.common import (COMPILE_MODE_SUFFIX, CPU_NO_KERNELS, compile_imp
 OPS = {"matmul_backward": matmul, "layernorm_backward": layernorm,
        "attention_backward": attention, "classifier_backward": classifier,
        "gelu_backward": gelu, "encoder_backward": encoder, "gelu_forward": gelu,
-       "layernorm_forward": layernorm_forward, "matmul_forward": matmul_forward}
+       "layernorm_forward": layernorm_forward, "matmul_forward": matmul_forward,
+       "encoder_forward": encoder_forward}
 
 
 def parse_args(argv=None):
@@ -185,7 +188,7 @@ def parse_args(argv=None):
     ap.add_argument("--OC", type=int, default=3072, help="matmul_backward, matmul_forward only")
     ap.add_argument("--NH", type=int, default=12, help="attention_backward only: heads")
     ap.add_argument("--V", type=int, default=50257,
-                    help="classifier_backward and encoder_backward only: vocabulary")
+                    help="classifier_backward, encoder_backward, encoder_forward: vocabulary")
     ap.add_argument("--Vp", type=int, default=50304,
                     help="classifier_backward only: padded vocabulary (the logits' rows)")
     ap.add_argument("--precision", default="fp32",
@@ -201,7 +204,8 @@ def parse_args(argv=None):
                     help="dinp written, not added to (matmul_backward: the activation's .grad is "
                     "None before each call)")
     ap.add_argument("--accumulate-out", action="store_true",
-                    help="gelu_forward, layernorm_forward, matmul_forward: out += (default =)")
+                    help="gelu_forward, layernorm_forward, matmul_forward, encoder_forward: out += "
+                    "(default =)")
     ap.add_argument("--compile", action="store_true",
                     help="matmul_backward: add the torch.compile rows (modes "
                     + ", ".join(matmul.COMPILE_MODES) + ")")

@@ -4,10 +4,12 @@
 // binary's Order tests check against the host's float32 sums).
 #include "contract/backends.hpp"
 #include "support/encoder_adapter.hpp"
+#include "support/encoder_forward_adapter.hpp"
 
 namespace {
 
 [[maybe_unused]] const bool registered =
-    (llmk_test::contract::register_backend_pairs<llmk_test::EncoderBackwardContract>(), true);
+    (llmk_test::contract::register_backend_pairs<llmk_test::EncoderBackwardContract>(),
+     llmk_test::contract::register_backend_pairs<llmk_test::EncoderForwardContract>(), true);
 
 }  // namespace

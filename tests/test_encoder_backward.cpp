@@ -16,19 +16,28 @@
 //    odd address (1 past a multiple of 256): bitwise the ordered sums (the
 //    contract's Misaligned holds it to the tolerance), the bytes around it
 //    untouched.
+// And llmk::encoder_forward's: its contract tests (support/encoder_forward_adapter.hpp),
+// and BadTokens (−1, V, INT_MIN at the first, a middle and the last position
+// refused naming 'tokens', the position and the value, out bitwise
+// unchanged) and Unchecked (check_tokens off: that row NaN, the others
+// bitwise wte[token] + wpe[t]), named encoder_forward/<aspect>.<case>.
 // (Bad arguments on the host: test_encoder_bad_inputs.cpp.)
 #include "contract/all.hpp"
 #include "support/compare.hpp"
 #include "support/encoder_adapter.hpp"
+#include "support/encoder_forward_adapter.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <llmk/encoder_backward.hpp>
+#include <llmk/encoder_forward.hpp>
 #include <core/reference/bf16.hpp>
 #include <ops/encoder_backward/reference/reference.hpp>
+#include <ops/encoder_forward/reference.hpp>
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -292,6 +301,67 @@ void add(const std::string& aspect, const std::string& name, std::function<void(
   llmk_test::contract::add_test("encoder_backward", aspect, name, "", std::move(f));
 }
 
+// --- encoder_forward's own cases (its contract tests: register_space_tests below) ---
+namespace encf = llmk::reference::encoder_forward;
+
+// A token outside [0, V) at the first, a middle or the last position: refused
+// naming 'tokens', its position and value, out bitwise unchanged; with
+// check_tokens off, no exception, its row NaN and every other row
+// wte[token] + wpe[t] (in float, as the kernels add).
+void check_forward_bad_token(const std::string& impl, std::int64_t where, int value,
+                             bool checked) {
+  const enc::Shape s{"bad", 2, 5, 8, 9};
+  encf::HostProblem hp = encf::make_problem(s, 3, Precision::fp32);
+  const std::int64_t pos = where < 0 ? s.M() - 1 : where;
+  hp.tokens[std::size_t(pos)] = value;
+  DeviceArray out(hp.out, false), wte(hp.wte, false), wpe(hp.wpe, false);
+  Kokkos::View<int*, Space> tokens("tokens", hp.tokens.size());
+  auto m = Kokkos::create_mirror_view(tokens);
+  for (std::size_t i = 0; i < hp.tokens.size(); ++i) m(i) = hp.tokens[i];
+  Kokkos::deep_copy(tokens, m);
+  llmk::EncoderForwardOptions o;
+  o.impl = impl;
+  o.check_tokens = checked;
+  const auto call = [&] {
+    llmk::encoder_forward(Space(), llmk::BufferRef(out.data(), out.dtype()), tokens.data(),
+                          llmk::ConstBufferRef(wte.data(), wte.dtype()),
+                          llmk::ConstBufferRef(wpe.data(), wpe.dtype()), s.B, s.T, s.C, s.V, o);
+    Space().fence();
+  };
+  if (checked) {
+    try {
+      call();
+      ADD_FAILURE() << "no exception thrown";
+    } catch (const std::invalid_argument& e) {
+      for (const std::string& f : {std::string("'tokens'"), "holds " + std::to_string(value),
+                                   "position " + std::to_string(pos), std::string("V = 9")})
+        EXPECT_THAT(e.what(), HasSubstr(f));
+    }
+    EXPECT_TRUE(llmk_test::bitwise_equal("out", out.host(), hp.out));
+    return;
+  }
+  call();
+  const std::vector<float> got = out.host();
+  std::vector<float> want(got.size());
+  const std::size_t C = std::size_t(s.C);
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const std::size_t p = i / C, c = i % C, t = p % std::size_t(s.T);
+    const std::size_t token = std::size_t(hp.tokens[p]);
+    want[i] = std::int64_t(p) == pos ? got[i]  // checked below: NaN
+                                     : hp.wte[token * C + c] + hp.wpe[t * C + c];
+  }
+  EXPECT_TRUE(llmk_test::bitwise_equal("out", got, want));
+  for (std::size_t c = 0; c < C; ++c)
+    EXPECT_TRUE(std::isnan(got[std::size_t(pos) * C + c])) << "channel " << c << " of the bad row";
+}
+
+std::vector<std::string> forward_impls_here() {
+  std::vector<std::string> names;
+  for (const llmk::ImplInfo& impl : llmk::impls<llmk::EncoderForward>())
+    if (llmk::available<llmk::EncoderForward, Space>(impl.name)) names.push_back(impl.name);
+  return names;
+}
+
 [[maybe_unused]] const bool registered = [] {
   llmk_test::contract::register_space_tests<llmk_test::EncoderBackwardContract, Space>();
   const std::vector<Precision> precisions{Precision::fp32, Precision::bf16,
@@ -319,6 +389,19 @@ void add(const std::string& aspect, const std::string& name, std::function<void(
             [=] { check_bad_token(C, where, value); });
   add("BadArguments", "Ranks", check_bad_ranks);
   add("Workspace", "Misaligned", check_misaligned_workspace);
+
+  llmk_test::contract::register_space_tests<llmk_test::EncoderForwardContract, Space>();
+  const std::pair<std::int64_t, int> bad_tokens[] = {{0, -1}, {4, 9}, {-1, INT_MIN}};
+  for (const std::string& impl : forward_impls_here())
+    for (const bool checked : {true, false})
+      for (const auto& bad : bad_tokens) {
+        const std::int64_t where = bad.first;
+        const int value = bad.second;
+        llmk_test::contract::add_test(
+            "encoder_forward", checked ? "BadTokens" : "Unchecked",
+            impl + "_at" + std::to_string(where < 0 ? 9 : where), "",
+            [=] { check_forward_bad_token(impl, where, value, checked); });
+      }
   return true;
 }();
 

@@ -5,6 +5,7 @@
 // device).
 #include "contract/bad_inputs.hpp"
 #include "support/encoder_adapter.hpp"
+#include "support/encoder_forward_adapter.hpp"
 
 namespace {
 
@@ -12,6 +13,7 @@ using Host = Kokkos::DefaultHostExecutionSpace;
 
 [[maybe_unused]] const bool registered =
     (llmk_test::contract::register_bad_input_tests<llmk_test::EncoderBackwardContract, Host>(),
+     llmk_test::contract::register_bad_input_tests<llmk_test::EncoderForwardContract, Host>(),
      true);
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <llmk/attention_backward.hpp>
 #include <llmk/classifier_backward.hpp>
 #include <llmk/encoder_backward.hpp>
+#include <llmk/encoder_forward.hpp>
 #include <llmk/gelu_backward.hpp>
 #include <llmk/gelu_forward.hpp>
 #include <llmk/layernorm_backward.hpp>
@@ -35,6 +36,7 @@ std::vector<std::string> foreign_impls_of(const std::vector<Info>& own) {
                              as_impl_infos(llmk::impls<llmk::GeluBackward>()),
                              as_impl_infos(llmk::impls<llmk::GeluForward>()),
                              as_impl_infos(llmk::impls<llmk::EncoderBackward>()),
+                             as_impl_infos(llmk::impls<llmk::EncoderForward>()),
                              as_impl_infos(llmk::impls<llmk::ClassifierBackward>()),
                              as_impl_infos(llmk::impls<llmk::AttentionBackward>()),
                              as_impl_infos(llmk::impls<llmk::AttentionBackwardRecompute>())});

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <kernels/static_for.hpp>
+#include <kernels/tokens.hpp>
 #include <kernels/update.hpp>
 #include <llmk/encoder_backward.hpp>
 #include <llmk/types.hpp>
@@ -129,24 +130,6 @@ KOKKOS_INLINE_FUNCTION index_t encoder_partial_row(const int offset, const int s
 inline index_t encoder_partial_rows(index_t M) { return 2 * ((M + kEncoderRun - 1) / kEncoderRun); }
 inline std::size_t encoder_partial_floats(index_t M, index_t C) {
   return std::size_t(encoder_partial_rows(M) * C);
-}
-
-// The first position holding a token outside [0, V), or −1 (a min reduction:
-// the same position whatever the order; the host waits for it). For calls
-// with no channels, which sort nothing.
-template <class ExecSpace, class Tokens>
-index_t first_bad_token(const ExecSpace& exec, const Tokens& tokens, const index_t V) {
-  const index_t M = index_t(tokens.extent(0));
-  index_t first = M;
-  Kokkos::parallel_reduce(
-      "llmk::encoder_check_tokens", Range<ExecSpace>(exec, 0, M),
-      KOKKOS_LAMBDA(const index_t i, index_t& f) {
-        const int t = tokens(i);
-        if ((t < 0 || t >= V) && i < f) f = i;
-      },
-      Kokkos::Min<index_t>(first));
-  exec.fence();  // (Kokkos 3 may leave a reduction into a host scalar pending)
-  return first < M ? first : -1;
 }
 
 // What the sort found, read by the host (one wait for the instance), or

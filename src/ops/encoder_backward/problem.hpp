@@ -51,15 +51,8 @@ struct ImplDefaults : core::op::ImplDefaults {
 template <class ExecSpace, class P>
 [[noreturn]] void refuse_token_at(const ExecSpace& exec, const Problem<ExecSpace, P>& p,
                                   const index_t bad) {
-  const index_t V = index_t(p.args.dwte.extent(0));
-  int value = 0;
-  Kokkos::deep_copy(exec, value, Kokkos::subview(p.args.tokens, bad));
-  exec.fence();
-  throw std::invalid_argument(std::string(kOpName) + ": argument 'tokens' holds " +
-                              std::to_string(value) + " at position " + std::to_string(bad) +
-                              " (b = " + std::to_string(bad / p.args.T) + ", t = " +
-                              std::to_string(bad % p.args.T) + "), outside [0, V = " +
-                              std::to_string(V) + ")");
+  kernels::refuse_token_at(exec, kOpName, p.args.tokens, bad, p.args.T,
+                           index_t(p.args.dwte.extent(0)));
 }
 
 // Refuses a token outside [0, V) before anything is written (a call with no
