@@ -1,5 +1,5 @@
 #!/bin/bash
-# GPU call G12: encoder_forward's packed kernel with its index arithmetic in
+# GPU call G12 (asked for either card, given an H200): encoder_forward's packed kernel with its index arithmetic in
 # 32 bits (a3ae537's build: .gpu-carry/g12.tar.xz, bin/ the Cuda suite and
 # llmk-perf): (1) the encoder's Cuda tests (forward and backward) and
 # compute-sanitizer memcheck over encoder_forward's; (2) llmk-perf
