@@ -16,6 +16,7 @@ install(FILES
     ${PROJECT_SOURCE_DIR}/src/llmk/encoder_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/gelu_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/gelu_forward.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/residual_forward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/gradient_reducer.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/host_blas.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/layernorm_backward.hpp

@@ -9,6 +9,9 @@
 //   llmk-perf encoder_backward [options]     perf/encoder_backward/
 //   llmk-perf gelu_forward [options]         perf/gelu_forward/
 //   llmk-perf layernorm_forward [options]    perf/layernorm_forward/
+//   llmk-perf matmul_forward [options]       perf/matmul_forward/
+//   llmk-perf encoder_forward [options]      perf/encoder_forward/
+//   llmk-perf residual_forward [options]     perf/residual_forward/
 //   llmk-perf [options]                      matmul_backward, as before subcommands
 // The harness (perf/harness/: timing, probes, the device timer, the table and
 // the JSON, the common options) knows nothing of the operations. Its options
@@ -41,6 +44,7 @@ namespace gelu_forward { Subcommand subcommand(); }
 namespace layernorm_forward { Subcommand subcommand(); }
 namespace matmul_forward { Subcommand subcommand(); }
 namespace encoder_forward { Subcommand subcommand(); }
+namespace residual_forward { Subcommand subcommand(); }
 }  // namespace llmk::perf
 // clang-format on
 
@@ -64,7 +68,8 @@ int main(int argc, char** argv) {
       perf::attention_backward::subcommand(), perf::classifier_backward::subcommand(),
       perf::gelu_backward::subcommand(),      perf::encoder_backward::subcommand(),
       perf::gelu_forward::subcommand(),       perf::layernorm_forward::subcommand(),
-      perf::matmul_forward::subcommand(),     perf::encoder_forward::subcommand()};
+      perf::matmul_forward::subcommand(),     perf::encoder_forward::subcommand(),
+      perf::residual_forward::subcommand()};
   perf::Options harness;
 
   CLI::App app{"llmk-perf: validate and time llmk's operations against their peers. "

@@ -53,6 +53,8 @@ at --B --T --C --OC, with --gelu then aten.gelu(tanh), --no-bias: aten.mm,
 out = (+=), the same rows; perf/torch_peers/matmul_forward.py. encoder_forward:
 aten.embedding(wte, tokens) + wpe at --B --T --C --V (Zipf tokens, as
 encoder_backward's), out = (+=), the same rows; perf/torch_peers/encoder_forward.py.
+residual_forward: inp1 + inp2 at --B --T --C, out = (+=), the same rows;
+perf/torch_peers/residual_forward.py.
 
 encoder_backward: aten.embedding_dense_backward (what autograd runs for
 wte[tokens]) and dout.sum(0) for wpe, then dwte +=, dwpe += at --B --T --C
@@ -156,7 +158,7 @@ import sys
 import warnings
 
 from torch_peers import (attention, classifier, encoder, encoder_forward, gelu, layernorm,
-                         layernorm_forward, matmul, matmul_forward)
+                         layernorm_forward, matmul, matmul_forward, residual_forward)
 from torch_peers.common import (COMPILE_MODE_SUFFIX, CPU_NO_KERNELS, compile_impl, cpu_model,
                                 cpu_parallel_backend, default_threads, last_level_cache_bytes,
                                 uses_cudagraphs)
@@ -165,7 +167,7 @@ OPS = {"matmul_backward": matmul, "layernorm_backward": layernorm,
        "attention_backward": attention, "classifier_backward": classifier,
        "gelu_backward": gelu, "encoder_backward": encoder, "gelu_forward": gelu,
        "layernorm_forward": layernorm_forward, "matmul_forward": matmul_forward,
-       "encoder_forward": encoder_forward}
+       "encoder_forward": encoder_forward, "residual_forward": residual_forward}
 
 
 def parse_args(argv=None):
@@ -204,8 +206,8 @@ def parse_args(argv=None):
                     help="dinp written, not added to (matmul_backward: the activation's .grad is "
                     "None before each call)")
     ap.add_argument("--accumulate-out", action="store_true",
-                    help="gelu_forward, layernorm_forward, matmul_forward, encoder_forward: out += "
-                    "(default =)")
+                    help="gelu_forward, layernorm_forward, matmul_forward, encoder_forward, "
+                    "residual_forward: out += (default =)")
     ap.add_argument("--compile", action="store_true",
                     help="matmul_backward: add the torch.compile rows (modes "
                     + ", ".join(matmul.COMPILE_MODES) + ")")

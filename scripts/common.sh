@@ -246,10 +246,11 @@ llmk_setup_and_build() {
   # setup.sh installs oneDNN too (libdnnl-dev): matmul's "onednn" on host
   # spaces. Not in CUDA builds (CMakeLists.txt says why).
   [ "$backend" = cuda ] || wanted+=(-DLLMK_ENABLE_ONEDNN=ON)
-  # Every space's test binary unless LLMK_CMAKE_ARGS says otherwise (test.sh
-  # --test-spaces): a restriction of an earlier run must not stay in the
-  # build folder's cache (a GPU bundle built after CI's run would lack suites).
-  wanted+=(-DLLMK_TEST_SPACES=)
+  # Every space's test binary and the tuning tests unless LLMK_CMAKE_ARGS says
+  # otherwise (test.sh --test-spaces, --no-tuning-tests): a restriction of an
+  # earlier run must not stay in the build folder's cache (a GPU bundle built
+  # after CI's run would lack suites).
+  wanted+=(-DLLMK_TEST_SPACES= -DLLMK_TEST_TUNINGS=ON)
   local args=(-S "$LLMK_ROOT" -B "$LLMK_BUILD_DIR" -G Ninja "-DCMAKE_PREFIX_PATH=$prefix"
               -UKokkos_DIR -UKokkosKernels_DIR ${wanted[@]+"${wanted[@]}"}
               ${LLMK_CMAKE_ARGS[@]+"${LLMK_CMAKE_ARGS[@]}"})

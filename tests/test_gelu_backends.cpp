@@ -1,13 +1,16 @@
-// llmk::gelu_backward and llmk::gelu_forward on one backend against another (backends binary):
+// The elementwise operations (llmk::gelu_backward, llmk::gelu_forward, llmk::residual_forward) on
+// one backend against another (backends binary):
 // OpenMP against Serial bit for bit, Cuda against OpenMP within tolerances.
 #include "contract/backends.hpp"
 #include "support/gelu_adapter.hpp"
 #include "support/gelu_forward_adapter.hpp"
+#include "support/residual_forward_adapter.hpp"
 
 namespace {
 
 [[maybe_unused]] const bool registered =
     (llmk_test::contract::register_backend_pairs<llmk_test::GeluBackwardContract>(),
-     llmk_test::contract::register_backend_pairs<llmk_test::GeluForwardContract>(), true);
+     llmk_test::contract::register_backend_pairs<llmk_test::GeluForwardContract>(),
+     llmk_test::contract::register_backend_pairs<llmk_test::ResidualForwardContract>(), true);
 
 }  // namespace

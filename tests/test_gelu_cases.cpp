@@ -17,6 +17,7 @@
 //  - GeluForwardInPlace.*: llmk::gelu_forward with out = inp, the same array
 //    (GELU in place), overwritten and accumulated, both implementations.
 #include "support/compare.hpp"
+#include "support/offset_array.hpp"
 
 #include <gtest/gtest.h>
 #include <llmk/gelu_backward.hpp>
@@ -45,35 +46,8 @@ namespace gelu = llmk::reference::gelu;
 template <class T>
 constexpr Precision precision_of = std::is_same_v<T, float> ? Precision::fp32 : Precision::bf16;
 
-// A device array of `n` elements of T starting `offset` elements past a
-// 256-byte aligned allocation, the elements around it holding `fill`.
 template <class T>
-struct OffsetArray {
-  static constexpr int kPad = 16;
-  Kokkos::View<T*, Space> storage;
-  int offset;
-  std::int64_t n;
-
-  OffsetArray(const std::vector<float>& values, int offset_, float fill)
-      : storage("gelu_case", values.size() + 2 * kPad), offset(offset_), n(values.size()) {
-    auto host = Kokkos::create_mirror_view(storage);
-    for (std::size_t i = 0; i < host.extent(0); ++i) host(i) = T(fill);
-    for (std::size_t i = 0; i < values.size(); ++i) host(offset + i) = T(values[i]);
-    Kokkos::deep_copy(storage, host);
-  }
-  T* data() const { return storage.data() + offset; }
-  // Every element of the storage, as float.
-  std::vector<float> all() const {
-    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), storage);
-    std::vector<float> v(host.extent(0));
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = float(host(i));
-    return v;
-  }
-  std::vector<float> range() const {
-    const std::vector<float> v = all();
-    return {v.begin() + offset, v.begin() + offset + n};
-  }
-};
+using OffsetArray = llmk_test::OffsetArray<T, Space>;
 
 // dinp after one call of `impl` with the arrays at these offsets.
 template <class T>

@@ -10,6 +10,7 @@
 // dwpe and the touched rows of dwte written, and read when accumulated).
 #include "../harness/op_benchmark.hpp"
 #include "peers.hpp"
+#include "sizes.hpp"
 
 #include <llmk/encoder_backward.hpp>
 #include <ops/encoder_backward/reference/reference.hpp>
@@ -22,19 +23,11 @@ namespace ref = reference::encoder;
 
 constexpr std::uint32_t kSeed = 2024;
 
-struct Options {
-  // GPT-2 124M (C 768, V 50257) at llm.c's training batch.
-  std::int64_t B = 8, T = 1024, C = 768, V = 50257;
-  std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
-  std::string precisions = "fp32";  // "all", or a comma list: fp32, bf16, bf16-fp32grad
-  bool overwrite = false;           // Update::overwrite on dwte and dwpe (default +=)
-  // Tokens drawn P(v) ∝ 1/(v + 1), as text's are (and the PyTorch peer's);
-  // default uniform in [0, V). Both from a fixed seed.
-  bool zipf = false;
-  bool no_token_check = false;  // options.check_tokens = false
+struct Options : EncoderSizes {
+  bool overwrite = false;  // Update::overwrite on dwte and dwpe (default +=)
 };
 
-struct Description {
+struct Description : EncoderRows {
   using Tag = EncoderBackward;
   using Spec = op::encoder_backward::Spec;
   using Options = encoder_backward::Options;
@@ -42,27 +35,10 @@ struct Description {
       "the backward pass of GPT-2's token and position embeddings (dwte, dwpe, given dout and the "
       "tokens)";
   using CallOptions = EncoderBackwardOptions;
-  using Shape = ref::Shape;
   using Problem = ref::HostProblem;
   using Peer = encoder_backward::Peer;
   static constexpr const char* title = "encoder backward";
-  static constexpr const char* unit = "sequence";
 
-  static Shape shape(const Options& opt) {
-    check_product({opt.B, opt.T, opt.C}, "B·T·C");
-    check_product({opt.V, opt.C}, "V·C");
-    if (opt.V > std::numeric_limits<int>::max())
-      throw std::invalid_argument("--V: tokens are int32, V must be at most 2^31 - 1");
-    const ref::Tokens tokens = opt.zipf ? ref::Tokens::zipf : ref::Tokens::uniform;
-    return {"perf", opt.B, opt.T, opt.C, opt.V, tokens};
-  }
-  static core::op::SymbolSizes sizes(const Shape& s) {
-    return {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"V", s.V}};
-  }
-  static std::int64_t units(const Shape& s) { return s.B; }
-  static core::op::SymbolSizes part(const core::op::SymbolSizes& s, std::int64_t sequences) {
-    return s.with("B", sequences);
-  }
   // The distinct tokens (the rows of dwte an accumulating call touches): the
   // tokens come from their own random stream, so a problem with no channels
   // draws the same ones without the M·C and V·C arrays.
@@ -72,7 +48,7 @@ struct Description {
     return ref::distinct_tokens(ref::make_problem(s, kSeed));
   }
   static void header(Suite& suite, const Shape& s, const Options& opt, const std::string& sizes) {
-    suite.params = {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"V", s.V}};
+    params(suite, s);
     suite.derived = "M=" + std::to_string(s.M()) + ", " + std::to_string(distinct_tokens(s)) +
                     " distinct tokens, " + (opt.zipf ? "zipf" : "uniform");
     suite.flags = {{"overwrite", opt.overwrite},
@@ -84,9 +60,7 @@ struct Description {
                   : "uniform in [0, V)") +
         ", seed " + std::to_string(kSeed) + "; dwte and dwpe " +
         (opt.overwrite ? "overwritten (=)" : "accumulated (+=)") + "; tokens " +
-        (opt.no_token_check ? "not checked (no wait for the device)"
-                            : "checked on the device, the host waiting for it") +
-        "; error: relative L2 against the float64 reference");
+        tokens_note(opt) + "; error: relative L2 against the float64 reference");
     suite.notes.push_back(
         "GB/s: dout and the tokens read once, " +
         std::string(opt.overwrite ? "all V rows of dwte and dwpe's T rows written"
@@ -141,18 +115,11 @@ struct Description {
   }
 
   static void add_options(CLI::App& app, Options& opt) {
-    add_size(app, "--B", opt.B, "batch size");
-    add_size(app, "--T", opt.T, "sequence length");
-    add_size(app, "--C", opt.C, "channels");
-    add_size(app, "--V", opt.V, "vocabulary: dwte's rows (GPT-2: 50257, not padded)", 1);
+    add_sizes(app, opt, "dwte");
     add_selection_options<Description>(app, opt);
     add_overwrite(app, "--overwrite", opt.overwrite,
                   "dwte = and dwpe =", "an absent token's row of dwte becomes zeros");
-    app.add_flag("--zipf", opt.zipf,
-                 "tokens drawn P(v) ∝ 1/(v + 1), a few long buckets as text has (the PyTorch "
-                 "peer's tokens; needed to --import its records); default uniform in [0, V)");
-    app.add_flag("--no-token-check", opt.no_token_check,
-                 "options.check_tokens = false: no check of the tokens (and no wait for it)");
+    add_token_options(app, opt);
   }
 };
 

@@ -49,19 +49,10 @@ struct EncoderForwardContract : OperationAdapter<llmk::EncoderForward>,
   static std::vector<contract::Dim> dims(const Shape& s) {
     return EncoderBackwardContract::dims(s);
   }
-  // In the order the raw entry checks them (entry.cpp).
+  // The raw entry checks the same products as the backward's, in the same
+  // order and with the same names (out for dout, wte for dwte, wpe for dwpe).
   static std::vector<contract::Overflow> overflows() {
-    constexpr std::int64_t k20 = std::int64_t(1) << 20, k30 = std::int64_t(1) << 30,
-                           k32 = std::int64_t(1) << 32, k40 = std::int64_t(1) << 40,
-                           k61 = std::int64_t(1) << 61, k62 = std::int64_t(1) << 62;
-    return {
-        {{k32, k32, 4, 5}, "M = B·T"},          // 2⁶⁴ wraps int64 to 0
-        {{k32 - 1, k32 + 1, 4, 5}, "M = B·T"},  // 2⁶⁴ − 1 wraps to −1
-        {{k20, k20, k30, 5}, "M·C"},            // 2⁷⁰ elements of out
-        {{1, 1, k61, 1}, "M·C"},                // 2⁶¹ floats: fits int64, not a byte offset
-        {{1, 1, 4, k62}, "V·C"},                // 2⁶⁴ elements of wte
-        {{0, k40, k30, 5}, "T·C"},              // no positions, a wpe of 2⁷⁰ elements
-    };
+    return EncoderBackwardContract::overflows();
   }
 
   // --- problems and the reference ---------------------------------------------------
@@ -90,13 +81,7 @@ struct EncoderForwardContract : OperationAdapter<llmk::EncoderForward>,
     return llmk::reference::encoder_forward::tolerance(p);
   }
 
-  // --- calls ------------------------------------------------------------------------
-  static Options options(const std::string& impl, Precision, const contract::Overwrites& o) {
-    Options options;
-    options.impl = impl;
-    options.out_update = contract::update(o[0]);
-    return options;
-  }
+  // --- calls (options: OperationAdapter's, out = or +=) ---------------------------------
   template <class Space>
   static std::size_t workspace_bytes(const Shape& s, const Options& options, Precision p) {
     return llmk::encoder_forward_workspace_bytes<Space>(s.B, s.T, s.C, s.V, options,

@@ -20,6 +20,7 @@
 #include <llmk/layernorm_forward.hpp>
 #include <llmk/matmul_backward.hpp>
 #include <llmk/matmul_forward.hpp>
+#include <llmk/residual_forward.hpp>
 
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@ std::vector<std::string> foreign_impls_of(const std::vector<Info>& own) {
                              as_impl_infos(llmk::impls<llmk::LayernormForward>()),
                              as_impl_infos(llmk::impls<llmk::GeluBackward>()),
                              as_impl_infos(llmk::impls<llmk::GeluForward>()),
+                             as_impl_infos(llmk::impls<llmk::ResidualForward>()),
                              as_impl_infos(llmk::impls<llmk::EncoderBackward>()),
                              as_impl_infos(llmk::impls<llmk::EncoderForward>()),
                              as_impl_infos(llmk::impls<llmk::ClassifierBackward>()),
@@ -67,6 +69,16 @@ struct OperationAdapter {
 
   static bool everywhere(Precision p) { return p != Precision::tf32; }
   static std::vector<std::string> variants() { return {""}; }
+  // A forward operation's options: the implementation, and its output out
+  // overwritten or accumulated (the backward adapters, whose outputs are
+  // gradients, declare their own).
+  static typename Tag::Options options(const std::string& impl, Precision,
+                                       const contract::Overwrites& o) {
+    typename Tag::Options options;
+    options.impl = impl;
+    options.out_update = contract::update(o[0]);
+    return options;
+  }
   template <class Shape>
   static Shape in_variant(const Shape& s, const std::string&) {
     return s;

@@ -57,13 +57,7 @@ struct GeluForwardContract : OperationAdapter<llmk::GeluForward>, ShapesOf<GeluB
     return llmk::reference::gelu_forward::tolerance(p);
   }
 
-  // --- calls ------------------------------------------------------------------------
-  static Options options(const std::string& impl, Precision, const contract::Overwrites& o) {
-    Options options;
-    options.impl = impl;
-    options.out_update = contract::update(o[0]);
-    return options;
-  }
+  // --- calls (options: OperationAdapter's, out = or +=) ---------------------------------
   template <class Space>
   static std::size_t workspace_bytes(const Shape& s, const Options& options, Precision p) {
     return llmk::gelu_forward_workspace_bytes<Space>(s.N(), options,

@@ -75,13 +75,7 @@ struct LayernormForwardContract : OperationAdapter<llmk::LayernormForward>,
     return llmk::reference::layernorm_forward::tolerance(p, k);
   }
 
-  // --- calls ------------------------------------------------------------------------
-  static Options options(const std::string& impl, Precision, const contract::Overwrites& o) {
-    Options options;
-    options.impl = impl;
-    options.out_update = contract::update(o[0]);
-    return options;
-  }
+  // --- calls (options: OperationAdapter's, out = or +=) ---------------------------------
   template <class Space>
   static std::size_t workspace_bytes(const Shape& s, const Options& options, Precision p) {
     return llmk::layernorm_forward_workspace_bytes<Space>(s.M(), s.C, options,

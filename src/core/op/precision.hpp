@@ -65,6 +65,30 @@ struct Bf16Fp32GradOf : Base<bf16, bf16, float, float> {
   static constexpr std::string_view name = "bf16-fp32grad";
 };
 
+// The configurations of the forward operations: inputs of one element type
+// and outputs of one (gelu's, layer norm's, matmul's, the encoder's and the
+// residual's forward).
+// Names::inputs is the operation's name for its inputs' role ("inputs",
+// "param", ...), as its declaration's arguments say it.
+//   fp32  everything float
+//   bf16  everything bf16 (llm.c's training)
+template <class Names, class In, class Out>
+struct InOut {
+  using in = In;
+  using out = Out;
+  static constexpr std::array<Role, 2> roles() {
+    return {{{Names::inputs, dtype_of<In>()}, {"out", dtype_of<Out>()}}};
+  }
+};
+template <class Names>
+struct Fp32InOut : InOut<Names, float, float> {
+  static constexpr std::string_view name = "fp32";
+};
+template <class Names>
+struct Bf16InOut : InOut<Names, bf16, bf16> {
+  static constexpr std::string_view name = "bf16";
+};
+
 // "fp32 (inputs float32, dinp float32, ...)"
 template <class P>
 std::string describe_precision() {

@@ -13,20 +13,11 @@
 
 namespace llmk::op::encoder_forward {
 
-template <class In, class Out>
-struct Precision {
-  using in = In;  // wte, wpe
-  using out = Out;
-  static constexpr std::array<core::op::Role, 2> roles() {
-    return {{{"param", dtype_of<In>()}, {"out", dtype_of<Out>()}}};
-  }
+struct Roles {
+  static constexpr const char* inputs = "param";  // wte, wpe
 };
-struct Fp32 : Precision<float, float> {
-  static constexpr std::string_view name = "fp32";
-};
-struct Bf16 : Precision<bf16, bf16> {  // llm.c's training
-  static constexpr std::string_view name = "bf16";
-};
+using Fp32 = core::op::Fp32InOut<Roles>;
+using Bf16 = core::op::Bf16InOut<Roles>;  // llm.c's training
 
 struct Spec {
   static constexpr const char* name = "llmk::encoder_forward";
