@@ -110,7 +110,7 @@ void check_overwrite(const ImplPrecision& ip) {
     const typename Op::Problem p = Op::make(shape, 7, ip.precision);
     const std::vector<ArgSpec> specs = Op::args(p.shape, p.precision);
     int i = 0;
-    for (const Overwrites& o : overwrite_combinations(output_indices(specs).size())) {
+    for (const Overwrites& o : overwrite_combinations(specs)) {
       const Entry entry = Entry(i++ % 3);
       SCOPED_TRACE(shape.name + ": " + describe_overwrites(specs, o) + ", entry " +
                    entry_test_name(entry));

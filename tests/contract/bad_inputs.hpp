@@ -252,7 +252,13 @@ void check_extents(const typename Op::Shape& shape, std::size_t i, Entry entry, 
     std::vector<std::int64_t>& e = entry == Entry::Rank3Views ? s.rank3 : s.rank2;
     const std::vector<std::int64_t> good = e;
     if (s.leader) {
-      e = {product(good)};  // a wrong rank: the leader's own extents fix the others'
+      // A wrong rank (the leader's own extents fix the others'): the lowest
+      // that neither of its forms has, the elements all in the last extent
+      // (a leader of "rows" alone is (M) or (B, T): it gets (1, 1, M)).
+      std::size_t rank = 1;
+      while (rank == s.rank2.size() || rank == s.rank3.size()) ++rank;
+      e.assign(rank, 1);
+      e.back() = product(good);
     } else if (which == WrongExtent::First) {
       ++e.front();  // (M + 1, ...), (B + 1, ...)
     } else if (entry == Entry::Rank3Views) {

@@ -379,12 +379,14 @@ Outputs initial_outputs(const typename Op::Problem& p) {
   return v;
 }
 
-// p with the outputs that `o` overwrites poisoned.
+// p with the outputs that `o` overwrites poisoned (an inout one never is:
+// its values are what the call reads).
 template <class Op>
 typename Op::Problem poisoned(typename Op::Problem p, const Overwrites& o) {
-  const std::vector<std::size_t> outs = output_indices(Op::args(p.shape, p.precision));
+  const std::vector<ArgSpec> specs = Op::args(p.shape, p.precision);
+  const std::vector<std::size_t> outs = output_indices(specs);
   for (std::size_t k = 0; k < outs.size(); ++k)
-    if (o[k]) poison(Op::values(p, outs[k]));
+    if (o[k] && !specs[outs[k]].inout) poison(Op::values(p, outs[k]));
   return p;
 }
 

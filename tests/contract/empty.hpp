@@ -38,7 +38,7 @@ void check_empty(const ImplPrecision& ip) {
     const std::vector<ArgSpec> specs = Op::args(clean.shape, clean.precision);
     const std::vector<std::size_t> outs = output_indices(specs);
     std::vector<Overwrites> updates{Overwrites(outs.size(), false)};
-    for (const Overwrites& o : overwrite_combinations(outs.size())) updates.push_back(o);
+    for (const Overwrites& o : overwrite_combinations(specs)) updates.push_back(o);
     for (const Overwrites& o : updates) {
       const typename Op::Options options = Op::options(ip.impl, ip.precision, o);
       EXPECT_EQ(Op::template workspace_bytes<Space>(shape, options, ip.precision), 0u)

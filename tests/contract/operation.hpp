@@ -156,6 +156,9 @@ using llmk::reference::Precision;
 struct ArgSpec {
   std::string name;  // as messages name it: "dinp", "mean"
   bool output = false;
+  // An output that every call reads first (an optimizer's state): never
+  // poisoned, no Update option (Overwrites leave it as it is).
+  bool inout = false;
   std::vector<std::int64_t> rank2;  // extents through the rank-2 entry: (M, C), (C), (M)
   std::vector<std::int64_t> rank3;  // through the rank-3 entry: (B, T, C), (C), (B, T)
   llmk::DType dtype = llmk::DType::f32;  // in the precision
@@ -288,15 +291,20 @@ inline llmk::Update update(bool overwrite) {
   return overwrite ? llmk::Update::overwrite : llmk::Update::accumulate;
 }
 
-// Each output overwritten alone, then all of them (the others accumulate).
-inline std::vector<Overwrites> overwrite_combinations(std::size_t outputs) {
+// Each output that has an Update option overwritten alone, then all of them
+// (the others accumulate); an operation whose outputs are all inout has the
+// one combination, none overwritten.
+inline std::vector<Overwrites> overwrite_combinations(const std::vector<ArgSpec>& specs) {
+  const std::vector<std::size_t> outs = output_indices(specs);
   std::vector<Overwrites> v;
-  for (std::size_t k = 0; k < outputs; ++k) {
-    Overwrites o(outputs, false);
-    o[k] = true;
+  Overwrites all(outs.size(), false);
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    if (specs[outs[k]].inout) continue;
+    Overwrites o(outs.size(), false);
+    o[k] = all[k] = true;
     v.push_back(o);
   }
-  v.push_back(Overwrites(outputs, true));
+  v.push_back(all);
   return v;
 }
 

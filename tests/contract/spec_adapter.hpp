@@ -35,6 +35,7 @@ template <class Spec>
 bool bound_elsewhere(std::size_t i, std::string_view symbol) {
   using llmk::core::op::factor_of;
   const auto f = factor_of(symbol);
+  if (f.literal()) return true;  // a number: no size of the call
   const auto holds = [&](std::size_t j) {
     bool h = false;
     llmk::core::op::for_each_symbol(Spec::args[j].extents, [&](std::string_view s) {
@@ -67,6 +68,7 @@ std::vector<ArgSpec> spec_args(const SymbolSizes& sizes, Precision precision) {
     ArgSpec s;
     s.name = a.name;
     s.output = a.output();
+    s.inout = a.dir == llmk::core::op::Dir::inout;
     s.rank2 = llmk::core::op::extents_of(a.extents, sizes, false);
     s.rank3 = llmk::core::op::extents_of(a.extents, sizes, true);
     s.optional = a.optional;

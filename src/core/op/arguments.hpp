@@ -47,7 +47,7 @@ inline std::vector<std::int64_t> extents_of(std::string_view symbols, const Symb
   for_each_symbol(symbols, [&](std::string_view symbol) {
     if (symbol != "rows") {
       const Factor f = factor_of(symbol);
-      e.push_back(f.k * s[f.symbol]);
+      e.push_back(f.literal() ? f.k : f.k * s[f.symbol]);
     } else if (rank3) {
       e.push_back(s["B"]), e.push_back(s["T"]);
     } else {

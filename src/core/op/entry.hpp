@@ -129,7 +129,8 @@ constexpr std::array<std::array<Symbols, Op::args.size()>, 2> forms() {
 inline std::string symbols_string(const Symbols& s) {
   std::string text = "(";
   for (int i = 0; i < s.n; ++i)
-    text += (i ? ", " : "") + (s.k[i] > 1 ? std::to_string(s.k[i]) : "") + std::string(s.s[i]);
+    text += (i ? ", " : "") + (s.k[i] > 1 || s.s[i].empty() ? std::to_string(s.k[i]) : "") +
+            std::string(s.s[i]);
   return text + ")";
 }
 
@@ -207,7 +208,7 @@ inline void check_extents(const char* op, const detail::ArgInfo& a, const Symbol
     values += (i ? ", " : "") + (fits ? std::to_string(sym.k[i] * v)
                                       : std::to_string(sym.k[i]) + "·" + std::to_string(v));
     const std::string_view from = dims.source(sym.s[i]);
-    if (from != a.name)
+    if (from != a.name && !sym.s[i].empty())
       sources +=
           (sources.empty() ? "" : ", ") + std::string(sym.s[i]) + " from " + std::string(from);
   }
@@ -243,6 +244,7 @@ BoundCall<ExecSpace, N> bind(const std::array<Operand, N>& given) {
   static_assert(N == Op::args.size(), "one operand per declared argument");
   BoundCall<ExecSpace, N> b;
   b.args = given;
+  b.dims.bind("", 1, "");  // a number in the extents ("1") multiplies this
   for (std::size_t i = 0; i < N; ++i) {
     b.args[i].info.name = Op::args[i].name.data();
     b.args[i].info.is_output = Op::args[i].output();

@@ -89,6 +89,29 @@ struct Bf16InOut : InOut<Names, bf16, bf16> {
   static constexpr std::string_view name = "bf16";
 };
 
+// The configurations of the operations whose roles all hold one element
+// type (the classifier's logits and dlogits, AdamW's params and grads, the
+// squared norm's inputs): Names::roles lists the roles' names.
+//   fp32  everything float
+//   bf16  everything bf16 (llm.c's training)
+template <class Names, class T>
+struct AllOf {
+  using in = T;
+  static constexpr std::array<Role, Names::roles.size()> roles() {
+    std::array<Role, Names::roles.size()> r{};
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = {Names::roles[i], dtype_of<T>()};
+    return r;
+  }
+};
+template <class Names>
+struct Fp32All : AllOf<Names, float> {
+  static constexpr std::string_view name = "fp32";
+};
+template <class Names>
+struct Bf16All : AllOf<Names, bf16> {
+  static constexpr std::string_view name = "bf16";
+};
+
 // "fp32 (inputs float32, dinp float32, ...)"
 template <class P>
 std::string describe_precision() {

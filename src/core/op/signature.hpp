@@ -13,6 +13,7 @@
 //   3C     a multiple of a size: binds C = extent / 3 where the extent is a
 //          multiple of 3, else leaves C to the next argument that holds it
 //          (which then tells what this one should have been)
+//   1      an extent of its own, a number (a reduction's one result: "1")
 // e.g. layer norm: dout "rows C" (the leader), weight "C", mean "rows";
 // attention: att "B NH T T" (the leader, without rows: its B and T make
 // M = B·T), qkv "rows 3C", dout "rows C".
@@ -64,6 +65,14 @@ constexpr Arg in(std::string_view name, std::string_view role, std::string_view 
 constexpr Arg out(std::string_view name, std::string_view role, std::string_view extents) {
   return {name, Dir::out, role, extents};
 }
+// Read, then written in place (an optimizer's parameters and moments): an
+// output every call also reads, so no Update option and no overlap.
+constexpr Arg inout(std::string_view name, std::string_view role, std::string_view extents) {
+  return {name, Dir::inout, role, extents};
+}
+constexpr Arg float32_inout(std::string_view name, std::string_view extents) {
+  return {name, Dir::inout, "", extents, false, false, true};
+}
 constexpr Arg int32_in(std::string_view name, std::string_view extents) {
   return {name, Dir::in, "", extents, false, true};
 }
@@ -87,10 +96,12 @@ constexpr void for_each_symbol(std::string_view extents, F&& f) {
   }
 }
 
-// A symbol's multiplier and the size it multiplies: "3C" is 3 × "C", "C" 1 × "C".
+// A symbol's multiplier and the size it multiplies: "3C" is 3 × "C", "C" 1 × "C";
+// a number alone, "1", multiplies no size (symbol empty: literal()).
 struct Factor {
   int k = 1;
   std::string_view symbol;
+  constexpr bool literal() const { return symbol.empty(); }
 };
 constexpr Factor factor_of(std::string_view symbol) {
   Factor f{0, symbol};

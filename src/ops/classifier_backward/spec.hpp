@@ -15,20 +15,11 @@
 
 namespace llmk::op::classifier_backward {
 
-template <class T>
-struct Precision {
-  using in = T;  // logits, and dlogits
-  static constexpr std::array<core::op::Role, 2> roles() {
-    return {{{"logits", dtype_of<T>()}, {"dlogits", dtype_of<T>()}}};
-  }
+struct Roles {
+  static constexpr std::array<const char*, 2> roles{{"logits", "dlogits"}};
 };
-
-struct Fp32 : Precision<float> {
-  static constexpr std::string_view name = "fp32";
-};
-struct Bf16 : Precision<bf16> {  // llm.c's training
-  static constexpr std::string_view name = "bf16";
-};
+using Fp32 = core::op::Fp32All<Roles>;
+using Bf16 = core::op::Bf16All<Roles>;  // llm.c's training
 
 struct Spec {
   static constexpr const char* name = "llmk::classifier_backward";
