@@ -5,7 +5,7 @@
 // as the call moves. Memory-bound: rows report GB/s (a row of wte and of wpe
 // read and a row of out written per position, and the tokens).
 #include "../encoder_backward/sizes.hpp"
-#include "../harness/op_benchmark.hpp"
+#include "../harness/out_update.hpp"
 
 #include <llmk/encoder_forward.hpp>
 #include <ops/encoder_forward/reference.hpp>
@@ -18,14 +18,9 @@ namespace ref = reference::encoder_forward;
 
 constexpr std::uint32_t kSeed = 2024;
 
-struct Options : EncoderSizes {
-  bool accumulate_out = false;  // Update::accumulate on out (default =, as llm.c)
-};
+struct Options : EncoderSizes, OutUpdateOption {};
 
-struct PeerArgs {};  // no peer of its own but peer:copy
-using Peer = perf::Peer<PeerArgs>;
-
-struct Description : EncoderRows {
+struct Description : EncoderRows, OutUpdate<EncoderForwardOptions>, NoPeers {
   using Tag = EncoderForward;
   using Spec = op::encoder_forward::Spec;
   using Options = encoder_forward::Options;
@@ -33,7 +28,6 @@ struct Description : EncoderRows {
       "GPT-2's token and position embeddings (out = wte[tokens] + wpe)";
   using CallOptions = EncoderForwardOptions;
   using Problem = ref::HostProblem;
-  using Peer = encoder_forward::Peer;
   static constexpr const char* title = "encoder forward";
 
   static void header(Suite& suite, const Shape& s, const Options& opt, const std::string& sizes) {
@@ -42,12 +36,10 @@ struct Description : EncoderRows {
     suite.flags = {{"accumulate_out", opt.accumulate_out},
                    {"zipf_tokens", opt.zipf},
                    {"no_token_check", opt.no_token_check}};
-    suite.notes.push_back(
-        std::string("out ") + (opt.accumulate_out ? "accumulated (+=)" : "overwritten (=)") +
-        "; tokens " + tokens_note(opt) + "; error: relative L2 against the float64 reference");
+    suite.notes.push_back(out_text(opt) + "; tokens " + tokens_note(opt) +
+                          "; error: relative L2 against the float64 reference");
     suite.notes.push_back("GB/s: the tokens, a row of wte and of wpe read and a row of out " +
-                          std::string(opt.accumulate_out ? "read and written" : "written") +
-                          " per position, per second: " + sizes);
+                          out_bytes_text(opt) + " per position, per second: " + sizes);
   }
   static double bytes(const Shape& s, reference::Precision p, const Options& opt) {
     return ref::bytes(s, p, !opt.accumulate_out);
@@ -66,12 +58,8 @@ struct Description : EncoderRows {
     return {ref::reference_forward(in, !opt.accumulate_out)};
   }
   static double tolerance(reference::Precision p, std::size_t) { return ref::tolerance(p); }
-  static std::vector<bool> overwrites(const Options& opt) { return {!opt.accumulate_out}; }
-
   static CallOptions call_options(const std::string& impl, const Options& opt) {
-    CallOptions options;
-    options.impl = impl;
-    if (opt.accumulate_out) options.out_update = Update::accumulate;
+    CallOptions options = OutUpdate::call_options(impl, opt);
     options.check_tokens = !opt.no_token_check;
     return options;
   }
@@ -81,17 +69,11 @@ struct Description : EncoderRows {
                           a.in(Spec::wpe), a.size("B"), a.size("T"), a.size("C"), a.size("V"),
                           options);
   }
-  static std::vector<Peer> peers(const std::string&, const Options&) { return {}; }
-  template <class S>
-  static PeerArgs peer_args(const OpArrays<S, Spec>&, const std::string&, const Options&) {
-    return {};
-  }
 
   static void add_options(CLI::App& app, Options& opt) {
     add_sizes(app, opt, "wte");
     add_selection_options<Description>(app, opt);
-    app.add_flag("--accumulate-out", opt.accumulate_out,
-                 "out += wte[tokens] + wpe instead of = (Update::accumulate)");
+    add_out_update(app, opt, "wte[tokens] + wpe");
     add_token_options(app, opt);
   }
 };

@@ -6,6 +6,7 @@
 // moves, on Cuda peer:llmc-style, llm.c's kernel's idea. Memory-bound: rows
 // report GB/s (inp read, out written, and read when accumulated).
 #include "../harness/btc_rows.hpp"
+#include "../harness/out_update.hpp"
 #include "peers.hpp"
 
 #include <llmk/gelu_forward.hpp>
@@ -18,11 +19,9 @@ namespace {
 namespace ref = reference::gelu_forward;
 
 // GPT-2 124M's MLP activations (4C = 3072).
-struct Options : BtcSizes<3072> {
-  bool accumulate_out = false;  // Update::accumulate on out (default =, as llm.c)
-};
+struct Options : BtcSizes<3072>, OutUpdateOption {};
 
-struct Description : BtcRows<reference::gelu::Shape> {
+struct Description : BtcRows<reference::gelu::Shape>, OutUpdate<GeluForwardOptions> {
   using Tag = GeluForward;
   using Spec = op::gelu_forward::Spec;
   using Options = gelu_forward::Options;
@@ -36,12 +35,8 @@ struct Description : BtcRows<reference::gelu::Shape> {
     params(suite, s);
     suite.derived = "N=" + std::to_string(s.N());
     suite.flags = {{"accumulate_out", opt.accumulate_out}};
-    suite.notes.push_back(std::string("out ") +
-                          (opt.accumulate_out ? "accumulated (+=)" : "overwritten (=)") +
-                          "; error: relative L2 against the float64 reference");
-    suite.notes.push_back("GB/s: inp read, out " +
-                          std::string(opt.accumulate_out ? "read and written" : "written") +
-                          ", per second: " + sizes);
+    suite.notes.push_back(out_text(opt) + "; error: relative L2 against the float64 reference");
+    suite.notes.push_back("GB/s: inp read, out " + out_bytes_text(opt) + ", per second: " + sizes);
   }
   static double bytes(const Shape& s, reference::Precision p, const Options& opt) {
     return ref::bytes(s, p, !opt.accumulate_out);
@@ -57,14 +52,6 @@ struct Description : BtcRows<reference::gelu::Shape> {
     return {ref::reference_forward(in, !opt.accumulate_out)};
   }
   static double tolerance(reference::Precision p, std::size_t) { return ref::tolerance(p); }
-  static std::vector<bool> overwrites(const Options& opt) { return {!opt.accumulate_out}; }
-
-  static CallOptions call_options(const std::string& impl, const Options& opt) {
-    CallOptions options;
-    options.impl = impl;
-    if (opt.accumulate_out) options.out_update = Update::accumulate;
-    return options;
-  }
   template <class S>
   static void call(Context<S>& ctx, const OpArrays<S, Spec>& a, const CallOptions& options) {
     llmk::gelu_forward(ctx, a.out(Spec::out), a.in(Spec::inp), a.elements(Spec::out), options);
@@ -80,8 +67,7 @@ struct Description : BtcRows<reference::gelu::Shape> {
   static void add_options(CLI::App& app, Options& opt) {
     add_sizes(app, opt, "channels of GELU's input (GPT-2: 4·C)");
     add_selection_options<Description>(app, opt);
-    app.add_flag("--accumulate-out", opt.accumulate_out,
-                 "out += gelu(inp) instead of = (Update::accumulate)");
+    add_out_update(app, opt, "gelu(inp)");
   }
 };
 

@@ -8,6 +8,7 @@
 // written, and read when accumulated, weight and bias read, mean and rstd
 // written).
 #include "../harness/btc_rows.hpp"
+#include "../harness/out_update.hpp"
 #include "peers.hpp"
 
 #include <llmk/layernorm_forward.hpp>
@@ -20,11 +21,10 @@ namespace {
 namespace ref = reference::layernorm_forward;
 
 // GPT-2 124M's layernorms (C = 768).
-struct Options : BtcSizes<768> {
-  bool accumulate_out = false;  // Update::accumulate on out (default =, as llm.c)
-};
+struct Options : BtcSizes<768>, OutUpdateOption {};
 
-struct Description : BtcRows<reference::layernorm::Shape> {
+// (mean and rstd are written whatever the update: their initial NaN never read.)
+struct Description : BtcRows<reference::layernorm::Shape>, OutUpdate<LayernormForwardOptions, 3> {
   using Tag = LayernormForward;
   using Spec = op::layernorm_forward::Spec;
   using Options = layernorm_forward::Options;
@@ -38,12 +38,10 @@ struct Description : BtcRows<reference::layernorm::Shape> {
   static void header(Suite& suite, const Shape& s, const Options& opt, const std::string& sizes) {
     params(suite, s);
     suite.flags = {{"accumulate_out", opt.accumulate_out}};
-    suite.notes.push_back(std::string("out ") +
-                          (opt.accumulate_out ? "accumulated (+=)" : "overwritten (=)") +
+    suite.notes.push_back(out_text(opt) +
                           ", mean and rstd written; errors: relative L2 against the float64 "
                           "reference");
-    suite.notes.push_back("GB/s: inp, weight, bias read, out " +
-                          std::string(opt.accumulate_out ? "read and written" : "written") +
+    suite.notes.push_back("GB/s: inp, weight, bias read, out " + out_bytes_text(opt) +
                           ", mean and rstd written, per second: " + sizes);
   }
   static double bytes(const Shape& s, reference::Precision p, const Options& opt) {
@@ -61,17 +59,6 @@ struct Description : BtcRows<reference::layernorm::Shape> {
     return ref::reference_forward(in, !opt.accumulate_out);
   }
   static double tolerance(reference::Precision p, std::size_t k) { return ref::tolerance(p, k); }
-  // (mean and rstd are written whatever the update: their initial NaN never read.)
-  static std::vector<bool> overwrites(const Options& opt) {
-    return {!opt.accumulate_out, true, true};
-  }
-
-  static CallOptions call_options(const std::string& impl, const Options& opt) {
-    CallOptions options;
-    options.impl = impl;
-    if (opt.accumulate_out) options.out_update = Update::accumulate;
-    return options;
-  }
   template <class S>
   static void call(Context<S>& ctx, const OpArrays<S, Spec>& a, const CallOptions& options) {
     llmk::layernorm_forward(ctx, a.out(Spec::out), static_cast<float*>(a.data(Spec::mean)),
@@ -98,9 +85,7 @@ struct Description : BtcRows<reference::layernorm::Shape> {
   static void add_options(CLI::App& app, Options& opt) {
     add_sizes(app, opt, "channels");
     add_selection_options<Description>(app, opt);
-    app.add_flag("--accumulate-out", opt.accumulate_out,
-                 "out += the normalized rows instead of = (Update::accumulate; no llm.c-style "
-                 "peer then)");
+    add_out_update(app, opt, "the normalized rows (no llm.c-style peer then)");
   }
 };
 

@@ -6,7 +6,7 @@
 // (the time to move the call's bytes once: the floor at small M). Rows
 // report GFLOP/s (2·M·C·OC per call); PyTorch's (torch_baseline.py
 // matmul_forward) are imported.
-#include "../harness/op_benchmark.hpp"
+#include "../harness/out_update.hpp"
 
 #include <llmk/matmul_forward.hpp>
 #include <ops/matmul_forward/reference.hpp>
@@ -17,24 +17,21 @@ namespace {
 
 namespace ref = reference::matmul_forward;
 
-struct Options {
+struct Options : OutUpdateOption {
   std::int64_t B = 8, T = 1024, C = 768, OC = 3072;
-  bool gelu = false, no_bias = false, accumulate_out = false;
+  bool gelu = false, no_bias = false;
   std::string impls = "all";
   std::string precisions = "fp32";
 };
 
-struct PeerArgs {};  // no peer of its own but peer:copy
-using Peer = perf::Peer<PeerArgs>;
-
-struct Description {
+// (pre_gelu is written whatever the update.)
+struct Description : OutUpdate<MatmulForwardOptions, 2>, NoPeers {
   using Tag = MatmulForward;
   using Spec = op::matmul_forward::Spec;
   using Options = matmul_forward::Options;
   using CallOptions = MatmulForwardOptions;
   using Shape = reference::Shape;
   using Problem = ref::HostProblem;
-  using Peer = matmul_forward::Peer;
   static constexpr const char* title = "matmul forward";
   static constexpr const char* unit = "row";
   static constexpr const char* help =
@@ -66,8 +63,7 @@ struct Description {
     suite.derived = derived;
     suite.flags = {{"gelu", opt.gelu}, {"no_bias", opt.no_bias},
                    {"accumulate_out", opt.accumulate_out}};
-    suite.notes.push_back(std::string("out ") +
-                          (opt.accumulate_out ? "accumulated (+=)" : "overwritten (=)") +
+    suite.notes.push_back(out_text(opt) +
                           (opt.gelu ? " with gelu(pre_gelu), pre_gelu written" : "") +
                           (opt.no_bias ? ", no bias" : ", bias") +
                           "; errors: relative L2 against the float64 reference");
@@ -89,25 +85,11 @@ struct Description {
     return ref::reference_forward(in, !opt.accumulate_out, threads);
   }
   static double tolerance(reference::Precision p, std::size_t k) { return ref::tolerance(p, k); }
-  // (pre_gelu is written whatever the update.)
-  static std::vector<bool> overwrites(const Options& opt) { return {!opt.accumulate_out, true}; }
-
-  static CallOptions call_options(const std::string& impl, const Options& opt) {
-    CallOptions options;
-    options.impl = impl;
-    if (opt.accumulate_out) options.out_update = Update::accumulate;
-    return options;
-  }
   template <class S>
   static void call(Context<S>& ctx, const OpArrays<S, Spec>& a, const CallOptions& options) {
     llmk::matmul_forward(ctx, a.out(Spec::out), a.out(Spec::pre_gelu), a.in(Spec::inp),
                          a.in(Spec::weight), a.in(Spec::bias), a.size("B"), a.size("T"),
                          a.size("C"), a.size("OC"), options);
-  }
-  static std::vector<Peer> peers(const std::string&, const Options&) { return {}; }
-  template <class S>
-  static PeerArgs peer_args(const OpArrays<S, Spec>&, const std::string&, const Options&) {
-    return {};
   }
 
   static void add_options(CLI::App& app, Options& opt) {
@@ -119,8 +101,7 @@ struct Description {
     app.add_flag("--gelu", opt.gelu,
                  "GELU after the bias (GPT-2's fc layer): out = gelu(pre_gelu), pre_gelu written");
     app.add_flag("--no-bias", opt.no_bias, "no bias");
-    app.add_flag("--accumulate-out", opt.accumulate_out,
-                 "out += the product instead of = (Update::accumulate)");
+    add_out_update(app, opt, "the product");
   }
 };
 

@@ -7,6 +7,7 @@
 // ceiling both aim at). Memory-bound: rows report GB/s (inp1 and inp2 read,
 // out written, and read when accumulated).
 #include "../harness/btc_rows.hpp"
+#include "../harness/out_update.hpp"
 
 #include <llmk/residual_forward.hpp>
 #include <ops/residual_forward/reference.hpp>
@@ -17,20 +18,14 @@ namespace {
 
 namespace ref = reference::residual_forward;
 
-struct Options : BtcSizes<768> {
-  bool accumulate_out = false;  // Update::accumulate on out (default =, as llm.c)
-};
+struct Options : BtcSizes<768>, OutUpdateOption {};
 
-struct PeerArgs {};  // no peer of its own but peer:copy
-using Peer = perf::Peer<PeerArgs>;
-
-struct Description : BtcRows<reference::gelu::Shape> {
+struct Description : BtcRows<reference::gelu::Shape>, OutUpdate<ResidualForwardOptions>, NoPeers {
   using Tag = ResidualForward;
   using Spec = op::residual_forward::Spec;
   using Options = residual_forward::Options;
   using CallOptions = ResidualForwardOptions;
   using Problem = ref::HostProblem;
-  using Peer = residual_forward::Peer;
   static constexpr const char* title = "residual forward";
   static constexpr const char* help = "GPT-2's residual connection (out = inp1 + inp2)";
 
@@ -38,11 +33,8 @@ struct Description : BtcRows<reference::gelu::Shape> {
     params(suite, s);
     suite.derived = "N=" + std::to_string(s.N());
     suite.flags = {{"accumulate_out", opt.accumulate_out}};
-    suite.notes.push_back(std::string("out ") +
-                          (opt.accumulate_out ? "accumulated (+=)" : "overwritten (=)") +
-                          "; error: relative L2 against the float64 reference");
-    suite.notes.push_back("GB/s: inp1 and inp2 read, out " +
-                          std::string(opt.accumulate_out ? "read and written" : "written") +
+    suite.notes.push_back(out_text(opt) + "; error: relative L2 against the float64 reference");
+    suite.notes.push_back("GB/s: inp1 and inp2 read, out " + out_bytes_text(opt) +
                           ", per second: " + sizes);
   }
   static double bytes(const Shape& s, reference::Precision p, const Options& opt) {
@@ -59,30 +51,17 @@ struct Description : BtcRows<reference::gelu::Shape> {
     return {ref::reference_forward(in, !opt.accumulate_out)};
   }
   static double tolerance(reference::Precision p, std::size_t) { return ref::tolerance(p); }
-  static std::vector<bool> overwrites(const Options& opt) { return {!opt.accumulate_out}; }
 
-  static CallOptions call_options(const std::string& impl, const Options& opt) {
-    CallOptions options;
-    options.impl = impl;
-    if (opt.accumulate_out) options.out_update = Update::accumulate;
-    return options;
-  }
   template <class S>
   static void call(Context<S>& ctx, const OpArrays<S, Spec>& a, const CallOptions& options) {
     llmk::residual_forward(ctx, a.out(Spec::out), a.in(Spec::inp1), a.in(Spec::inp2),
                            a.elements(Spec::out), options);
   }
-  static std::vector<Peer> peers(const std::string&, const Options&) { return {}; }
-  template <class S>
-  static PeerArgs peer_args(const OpArrays<S, Spec>&, const std::string&, const Options&) {
-    return {};
-  }
 
   static void add_options(CLI::App& app, Options& opt) {
     add_sizes(app, opt, "channels (GPT-2 124M: 768)");
     add_selection_options<Description>(app, opt);
-    app.add_flag("--accumulate-out", opt.accumulate_out,
-                 "out += inp1 + inp2 instead of = (Update::accumulate)");
+    add_out_update(app, opt, "inp1 + inp2");
   }
 };
 
