@@ -9,6 +9,7 @@ install(TARGETS llmk EXPORT llmkTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # The public headers only: everything else is internal to the library.
 install(FILES
+    ${PROJECT_SOURCE_DIR}/src/llmk/adamw.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/attention_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/bf16.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/classifier_backward.hpp
@@ -17,6 +18,7 @@ install(FILES
     ${PROJECT_SOURCE_DIR}/src/llmk/gelu_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/gelu_forward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/residual_forward.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/squared_norm.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/gradient_reducer.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/host_blas.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/layernorm_backward.hpp

@@ -12,6 +12,8 @@
 //   llmk-perf matmul_forward [options]       perf/matmul_forward/
 //   llmk-perf encoder_forward [options]      perf/encoder_forward/
 //   llmk-perf residual_forward [options]     perf/residual_forward/
+//   llmk-perf adamw [options]                perf/adamw/
+//   llmk-perf squared_norm [options]         perf/squared_norm/
 //   llmk-perf [options]                      matmul_backward, as before subcommands
 // The harness (perf/harness/: timing, probes, the device timer, the table and
 // the JSON, the common options) knows nothing of the operations. Its options
@@ -45,6 +47,8 @@ namespace layernorm_forward { Subcommand subcommand(); }
 namespace matmul_forward { Subcommand subcommand(); }
 namespace encoder_forward { Subcommand subcommand(); }
 namespace residual_forward { Subcommand subcommand(); }
+namespace adamw { Subcommand subcommand(); }
+namespace squared_norm { Subcommand subcommand(); }
 }  // namespace llmk::perf
 // clang-format on
 
@@ -69,7 +73,8 @@ int main(int argc, char** argv) {
       perf::gelu_backward::subcommand(),      perf::encoder_backward::subcommand(),
       perf::gelu_forward::subcommand(),       perf::layernorm_forward::subcommand(),
       perf::matmul_forward::subcommand(),     perf::encoder_forward::subcommand(),
-      perf::residual_forward::subcommand()};
+      perf::residual_forward::subcommand(),   perf::adamw::subcommand(),
+      perf::squared_norm::subcommand()};
   perf::Options harness;
 
   CLI::App app{"llmk-perf: validate and time llmk's operations against their peers. "

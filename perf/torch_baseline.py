@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch's backward of an llmk operation on llmk's shapes, as a peer for llmk-perf on CUDA or the CPU.
 
-Six operations (--op, or the operation's name as an argument, as llmk-perf's
+Each llmk-perf operation (--op, or its name as an argument, as llmk-perf's
 subcommand; default matmul_backward); the code of each is in perf/torch_peers/.
 On a CUDA GPU by default; --device cpu times PyTorch's CPU backward instead
 (below).
@@ -54,7 +54,10 @@ out = (+=), the same rows; perf/torch_peers/matmul_forward.py. encoder_forward:
 aten.embedding(wte, tokens) + wpe at --B --T --C --V (Zipf tokens, as
 encoder_backward's), out = (+=), the same rows; perf/torch_peers/encoder_forward.py.
 residual_forward: inp1 + inp2 at --B --T --C, out = (+=), the same rows;
-perf/torch_peers/residual_forward.py.
+perf/torch_peers/residual_forward.py. adamw: torch.optim.AdamW's step over --N
+parameters in one tensor (--master: the records say so), fused, foreach and
+single-tensor; perf/torch_peers/adamw.py. squared_norm: vector_norm(g) ** 2 over
+--N values, out = (+=), eager and compiled; perf/torch_peers/squared_norm.py.
 
 encoder_backward: aten.embedding_dense_backward (what autograd runs for
 wte[tokens]) and dout.sum(0) for wpe, then dwte +=, dwpe += at --B --T --C
@@ -157,8 +160,9 @@ import os
 import sys
 import warnings
 
-from torch_peers import (attention, classifier, encoder, encoder_forward, gelu, layernorm,
-                         layernorm_forward, matmul, matmul_forward, residual_forward)
+from torch_peers import (adamw, attention, classifier, encoder, encoder_forward, gelu, layernorm,
+                         layernorm_forward, matmul, matmul_forward, residual_forward,
+                         squared_norm)
 from torch_peers.common import (COMPILE_MODE_SUFFIX, CPU_NO_KERNELS, compile_impl, cpu_model,
                                 cpu_parallel_backend, default_threads, last_level_cache_bytes,
                                 uses_cudagraphs)
@@ -167,7 +171,8 @@ OPS = {"matmul_backward": matmul, "layernorm_backward": layernorm,
        "attention_backward": attention, "classifier_backward": classifier,
        "gelu_backward": gelu, "encoder_backward": encoder, "gelu_forward": gelu,
        "layernorm_forward": layernorm_forward, "matmul_forward": matmul_forward,
-       "encoder_forward": encoder_forward, "residual_forward": residual_forward}
+       "encoder_forward": encoder_forward, "residual_forward": residual_forward,
+       "adamw": adamw, "squared_norm": squared_norm}
 
 
 def parse_args(argv=None):
@@ -202,12 +207,16 @@ def parse_args(argv=None):
                     help="matmul_backward: time the backward of F.linear(F.gelu(pre, "
                     "approximate='tanh'), W, b); matmul_forward: gelu after the linear layer")
     ap.add_argument("--no-bias", action="store_true", help="matmul_forward: no bias")
+    ap.add_argument("--N", type=int, default=124475904,
+                    help="adamw, squared_norm: parameters (values)")
+    ap.add_argument("--master", action="store_true",
+                    help="adamw only: llmk's run has master weights (the records say so)")
     ap.add_argument("--overwrite-dinp", action="store_true",
                     help="dinp written, not added to (matmul_backward: the activation's .grad is "
                     "None before each call)")
     ap.add_argument("--accumulate-out", action="store_true",
                     help="gelu_forward, layernorm_forward, matmul_forward, encoder_forward, "
-                    "residual_forward: out += (default =)")
+                    "residual_forward, squared_norm: out += (default =)")
     ap.add_argument("--compile", action="store_true",
                     help="matmul_backward: add the torch.compile rows (modes "
                     + ", ".join(matmul.COMPILE_MODES) + ")")
@@ -245,7 +254,7 @@ def parse_args(argv=None):
         if name not in known:
             ap.error(f"--precision: '{name}' is not one of {', '.join(known)}, all ({args.op})")
     args.precisions = [p for p in known if p in names]
-    for name in ("B", "T", "C", "OC", "NH", "V", "Vp", "repeat", "runs"):
+    for name in ("B", "T", "C", "OC", "NH", "V", "Vp", "N", "repeat", "runs"):
         if getattr(args, name) < 1:
             ap.error(f"--{name}: at least 1 (got {getattr(args, name)})")
     if args.threads is not None and args.threads < 1:

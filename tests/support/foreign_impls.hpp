@@ -12,6 +12,7 @@
 
 #include <llmk/attention_backward.hpp>
 #include <llmk/classifier_backward.hpp>
+#include <llmk/adamw.hpp>
 #include <llmk/encoder_backward.hpp>
 #include <llmk/encoder_forward.hpp>
 #include <llmk/gelu_backward.hpp>
@@ -21,6 +22,7 @@
 #include <llmk/matmul_backward.hpp>
 #include <llmk/matmul_forward.hpp>
 #include <llmk/residual_forward.hpp>
+#include <llmk/squared_norm.hpp>
 
 #include <string>
 #include <vector>
@@ -37,6 +39,8 @@ std::vector<std::string> foreign_impls_of(const std::vector<Info>& own) {
                              as_impl_infos(llmk::impls<llmk::GeluBackward>()),
                              as_impl_infos(llmk::impls<llmk::GeluForward>()),
                              as_impl_infos(llmk::impls<llmk::ResidualForward>()),
+                             as_impl_infos(llmk::impls<llmk::AdamW>()),
+                             as_impl_infos(llmk::impls<llmk::SquaredNorm>()),
                              as_impl_infos(llmk::impls<llmk::EncoderBackward>()),
                              as_impl_infos(llmk::impls<llmk::EncoderForward>()),
                              as_impl_infos(llmk::impls<llmk::ClassifierBackward>()),

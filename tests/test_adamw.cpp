@@ -1,0 +1,134 @@
+// llmk::adamw on the execution space LLMK_TEST_SPACE: the contract tests
+// (tests/contract/) with its adapter (support/adamw_adapter.hpp), and its
+// own cases:
+//  - AdamWSteps.*: five steps in a row on one state (t = 1 … 5, the learning
+//    rate and clipping factor changing as a schedule changes them), each
+//    against the reference of a step from the state the previous call left:
+//    the state carried from call to call and t's bias corrections, which
+//    one call alone does not show.
+//  - AdamWHyperparams.Refused: each hyperparameter out of its range refused,
+//    naming it, with nothing written.
+#include "contract/all.hpp"
+#include "support/adamw_adapter.hpp"
+#include "support/compare.hpp"
+#include "support/offset_array.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#ifndef LLMK_TEST_SPACE
+#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
+#endif
+
+namespace {
+
+using Space = Kokkos::LLMK_TEST_SPACE;
+using llmk::reference::Precision;
+namespace ref = llmk::reference::adamw;
+
+[[maybe_unused]] const bool registered =
+    (llmk_test::contract::register_space_tests<llmk_test::AdamWContract, Space>(), true);
+
+template <class T>
+constexpr Precision precision_of = std::is_same_v<T, float> ? Precision::fp32 : Precision::bf16;
+
+// A problem's arrays on the device (master absent where the shape has none).
+template <class T>
+struct DeviceState {
+  llmk_test::OffsetArray<T, Space> params, grads;
+  llmk_test::OffsetArray<float, Space> m, v, master;
+  explicit DeviceState(const ref::HostProblem& p)
+      : params(p.params, 0, 0.0f),
+        grads(p.grads, 0, 0.0f),
+        m(p.m, 0, 0.0f),
+        v(p.v, 0, 0.0f),
+        master(p.master, 0, 0.0f) {}
+  void step(const llmk::AdamWHyperparams& hp, std::int64_t N, bool with_master) {
+    llmk::adamw(Space(), llmk::BufferRef(params.data()), llmk::ConstBufferRef(grads.data()),
+                m.data(), v.data(), with_master ? master.data() : nullptr, N, hp);
+    Space().fence();
+  }
+};
+
+template <class T>
+void check_steps(bool with_master) {
+  const ref::Shape shape{"steps", 3, 1111, with_master};
+  ref::HostProblem p = ref::make_problem(shape, 51, precision_of<T>);
+  DeviceState<T> d(p);
+  for (std::int64_t t = 1; t <= 5; ++t) {
+    SCOPED_TRACE("step " + std::to_string(t) + (with_master ? ", master weights" : ""));
+    p.hp.t = t;
+    p.hp.lr = 0.05f * float(t) / 5.0f;  // a warmup
+    p.hp.grad_scale = t == 3 ? 0.25f : 1.0f;
+    const std::vector<std::vector<double>> expected = ref::reference_step(p);
+    d.step(p.hp, shape.N(), with_master);
+    // The state the call left is the next step's.
+    p.params = d.params.range(), p.m = d.m.range(), p.v = d.v.range();
+    if (with_master) p.master = d.master.range();
+    EXPECT_TRUE(llmk_test::matches_reference("params", p.params, expected[0], 0,
+                                             ref::tolerance(precision_of<T>, true)));
+    EXPECT_TRUE(llmk_test::matches_reference("m", p.m, expected[1], 0,
+                                             ref::tolerance(precision_of<T>, false)));
+    EXPECT_TRUE(llmk_test::matches_reference("v", p.v, expected[2], 0,
+                                             ref::tolerance(precision_of<T>, false)));
+    if (with_master)
+      EXPECT_TRUE(llmk_test::matches_reference("master", p.master, expected[3], 0,
+                                               ref::tolerance(precision_of<T>, false)));
+  }
+}
+
+TEST(AdamWSteps, Fp32) {
+  check_steps<float>(false);
+  check_steps<float>(true);
+}
+TEST(AdamWSteps, Bf16) {
+  check_steps<llmk::bf16>(false);
+  check_steps<llmk::bf16>(true);
+}
+
+TEST(AdamWHyperparams, Refused) {
+  const ref::Shape shape{"hp", 2, 9, true};
+  const ref::HostProblem p = ref::make_problem(shape, 5, Precision::fp32);
+  DeviceState<float> d(p);
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  constexpr float nan = std::numeric_limits<float>::quiet_NaN();
+  struct Case {
+    const char* name;
+    void (*set)(llmk::AdamWHyperparams&);
+  };
+  const Case cases[] = {
+      {"lr", [](llmk::AdamWHyperparams& h) { h.lr = -1e-3f; }},
+      {"lr", [](llmk::AdamWHyperparams& h) { h.lr = nan; }},
+      {"weight_decay", [](llmk::AdamWHyperparams& h) { h.weight_decay = inf; }},
+      {"grad_scale", [](llmk::AdamWHyperparams& h) { h.grad_scale = -0.5f; }},
+      {"beta1", [](llmk::AdamWHyperparams& h) { h.beta1 = 1.0f; }},
+      {"beta2", [](llmk::AdamWHyperparams& h) { h.beta2 = -0.1f; }},
+      {"beta2", [](llmk::AdamWHyperparams& h) { h.beta2 = nan; }},
+      {"eps", [](llmk::AdamWHyperparams& h) { h.eps = 0.0f; }},
+      {"t", [](llmk::AdamWHyperparams& h) { h.t = 0; }},
+  };
+  for (const Case& c : cases) {
+    llmk::AdamWHyperparams hp = p.hp;
+    c.set(hp);
+    SCOPED_TRACE(c.name);
+    try {
+      d.step(hp, shape.N(), true);
+      ADD_FAILURE() << "no exception thrown";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(std::string("'") + c.name + "'"));
+    }
+    EXPECT_EQ(d.params.range(), p.params) << "params written";
+    EXPECT_EQ(d.m.range(), p.m) << "m written";
+    EXPECT_EQ(d.v.range(), p.v) << "v written";
+    EXPECT_EQ(d.master.range(), p.master) << "master written";
+  }
+}
+
+}  // namespace
