@@ -56,15 +56,29 @@ inline index_t chunks(index_t n) { return (n + kChunk - 1) / kChunk; }
 template <class ExecSpace, class T>
 void chunk_sums(const ExecSpace& exec, const T* inp, const index_t n, float* partials) {
   if constexpr (compat::is_host_space<ExecSpace>) {
+    // kLanes sums, lane l of every kLanes-th value in order, then the lanes
+    // in order: the same bits however the compiler vectorizes the loop (an
+    // `omp simd` reduction's order follows the vector width it picks, which
+    // differed between the Serial and OpenMP instantiations for bf16).
+    constexpr int kLanes = 16;
     Kokkos::parallel_for(
         "llmk::squared_norm_chunks", Range<ExecSpace>(exec, 0, chunks(n)), [=](const index_t c) {
           const index_t i1 = n - c * kChunk < kChunk ? n : (c + 1) * kChunk;
-          float sum = 0.0f;
-          LLMK_SIMD_SUM(sum)
-          for (index_t i = c * kChunk; i < i1; ++i) {
-            const float x = to_float(inp[i]);
-            sum += x * x;
+          float lane[kLanes] = {};
+          index_t i = c * kChunk;
+          for (; i + kLanes <= i1; i += kLanes) {
+            LLMK_SIMD
+            for (int l = 0; l < kLanes; ++l) {
+              const float x = to_float(inp[i + l]);
+              lane[l] += x * x;
+            }
           }
+          for (int l = 0; i < i1; ++i, ++l) {
+            const float x = to_float(inp[i]);
+            lane[l] += x * x;
+          }
+          float sum = 0.0f;
+          for (int l = 0; l < kLanes; ++l) sum += lane[l];
           partials[c] = sum;
         });
   } else {
