@@ -2,7 +2,7 @@
 // (spec.hpp), the hyperparameters' checks, its typed problem and its one
 // implementation, "fused": each element's whole update in one pass over its
 // five arrays (llm.c's adamw_kernel3), a thread per element on a GPU (every
-// access coalesced; the step is bound by its 18 or 26 bytes per element),
+// access coalesced; the step is bound by its 22 to 36 bytes per element),
 // vectorized blocks on a host (host_blocks.hpp).
 #pragma once
 
