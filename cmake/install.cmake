@@ -11,6 +11,7 @@ install(TARGETS llmk EXPORT llmkTargets
 install(FILES
     ${PROJECT_SOURCE_DIR}/src/llmk/adamw.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/attention_backward.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/attention_forward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/bf16.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/classifier_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/context.hpp

@@ -14,6 +14,7 @@
 //   llmk-perf residual_forward [options]     perf/residual_forward/
 //   llmk-perf adamw [options]                perf/adamw/
 //   llmk-perf squared_norm [options]         perf/squared_norm/
+//   llmk-perf attention_forward [options]    perf/attention_forward/
 //   llmk-perf [options]                      matmul_backward, as before subcommands
 // The harness (perf/harness/: timing, probes, the device timer, the table and
 // the JSON, the common options) knows nothing of the operations. Its options
@@ -49,6 +50,7 @@ namespace encoder_forward { Subcommand subcommand(); }
 namespace residual_forward { Subcommand subcommand(); }
 namespace adamw { Subcommand subcommand(); }
 namespace squared_norm { Subcommand subcommand(); }
+namespace attention_forward { Subcommand subcommand(); }
 }  // namespace llmk::perf
 // clang-format on
 
@@ -74,7 +76,7 @@ int main(int argc, char** argv) {
       perf::gelu_forward::subcommand(),       perf::layernorm_forward::subcommand(),
       perf::matmul_forward::subcommand(),     perf::encoder_forward::subcommand(),
       perf::residual_forward::subcommand(),   perf::adamw::subcommand(),
-      perf::squared_norm::subcommand()};
+      perf::squared_norm::subcommand(),       perf::attention_forward::subcommand()};
   perf::Options harness;
 
   CLI::App app{"llmk-perf: validate and time llmk's operations against their peers. "

@@ -58,6 +58,9 @@ perf/torch_peers/residual_forward.py. adamw: torch.optim.AdamW's step over --N
 parameters in one tensor (--master: the records say so), fused, foreach and
 single-tensor; perf/torch_peers/adamw.py. squared_norm: vector_norm(g) ** 2 over
 --N values, out = (+=), eager and compiled; perf/torch_peers/squared_norm.py.
+attention_forward: scaled_dot_product_attention(is_causal=True) on qkv split
+into heads and merged back, at --B --T --C --NH, out = (+=), eager and compiled;
+perf/torch_peers/attention_forward.py.
 
 encoder_backward: aten.embedding_dense_backward (what autograd runs for
 wte[tokens]) and dout.sum(0) for wpe, then dwte +=, dwpe += at --B --T --C
@@ -160,7 +163,7 @@ import os
 import sys
 import warnings
 
-from torch_peers import (adamw, attention, classifier, encoder, encoder_forward, gelu, layernorm,
+from torch_peers import (adamw, attention, attention_forward, classifier, encoder, encoder_forward, gelu, layernorm,
                          layernorm_forward, matmul, matmul_forward, residual_forward,
                          squared_norm)
 from torch_peers.common import (COMPILE_MODE_SUFFIX, CPU_NO_KERNELS, compile_impl, cpu_model,
@@ -172,7 +175,7 @@ OPS = {"matmul_backward": matmul, "layernorm_backward": layernorm,
        "gelu_backward": gelu, "encoder_backward": encoder, "gelu_forward": gelu,
        "layernorm_forward": layernorm_forward, "matmul_forward": matmul_forward,
        "encoder_forward": encoder_forward, "residual_forward": residual_forward,
-       "adamw": adamw, "squared_norm": squared_norm}
+       "adamw": adamw, "squared_norm": squared_norm, "attention_forward": attention_forward}
 
 
 def parse_args(argv=None):
@@ -193,7 +196,7 @@ def parse_args(argv=None):
     ap.add_argument("--T", type=int, default=1024)
     ap.add_argument("--C", type=int, default=768)
     ap.add_argument("--OC", type=int, default=3072, help="matmul_backward, matmul_forward only")
-    ap.add_argument("--NH", type=int, default=12, help="attention_backward only: heads")
+    ap.add_argument("--NH", type=int, default=12, help="attention_backward, attention_forward: heads")
     ap.add_argument("--V", type=int, default=50257,
                     help="classifier_backward, encoder_backward, encoder_forward: vocabulary")
     ap.add_argument("--Vp", type=int, default=50304,
@@ -216,7 +219,7 @@ def parse_args(argv=None):
                     "None before each call)")
     ap.add_argument("--accumulate-out", action="store_true",
                     help="gelu_forward, layernorm_forward, matmul_forward, encoder_forward, "
-                    "residual_forward, squared_norm: out += (default =)")
+                    "residual_forward, squared_norm, attention_forward: out += (default =)")
     ap.add_argument("--compile", action="store_true",
                     help="matmul_backward: add the torch.compile rows (modes "
                     + ", ".join(matmul.COMPILE_MODES) + ")")
@@ -263,7 +266,7 @@ def parse_args(argv=None):
         ap.error(f"--warmup: at least 0 (got {args.warmup})")
     if args.op == "classifier_backward" and args.V > args.Vp:
         ap.error(f"--V {args.V} exceeds --Vp {args.Vp}")
-    if args.op == "attention_backward" and args.C % args.NH != 0:
+    if args.op in ("attention_backward", "attention_forward") and args.C % args.NH != 0:
         ap.error(f"--C {args.C} is not a multiple of --NH {args.NH}")
     explicit = False
     if args.no_compile or args.compile_modes == "none":

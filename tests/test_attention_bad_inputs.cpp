@@ -1,4 +1,4 @@
-// llmk::attention_backward's and attention_backward_recompute's bad inputs,
+// llmk::attention_backward's, attention_backward_recompute's and attention_forward's bad inputs,
 // on the default host execution space (argument checks run on the host
 // before any kernel, whatever the space): the contract's
 // (tests/contract/bad_inputs.hpp) with their adapters, and their own
@@ -16,13 +16,14 @@
 #include <vector>
 
 #include "contract/bad_inputs.hpp"
-#include "support/attention_recompute_adapter.hpp"
+#include "support/attention_forward_adapter.hpp"
 
 namespace {
 
 using Host = Kokkos::DefaultHostExecutionSpace;
 using Op = llmk_test::AttentionBackwardContract;
 using Recompute = llmk_test::AttentionBackwardRecomputeContract;
+using Forward = llmk_test::AttentionForwardContract;
 using namespace llmk_test;
 using namespace llmk_test::contract;
 
@@ -35,9 +36,13 @@ void check_c_not_multiple_of_nh(Entry entry) {
     const std::int64_t B = 2, T = 3, C = 16;
     bad.entry = entry;
     bad.dims()[2] = C;
-    std::vector<std::pair<std::size_t, std::int64_t>> widths = {
-        {O::dqkv, 3 * C}, {O::qkv, 3 * C}, {O::dout, C}};
-    if constexpr (std::is_same_v<O, Recompute>) widths.push_back({O::out, C});
+    std::vector<std::pair<std::size_t, std::int64_t>> widths = {{O::qkv, 3 * C}};
+    if constexpr (std::is_same_v<O, Forward>) {
+      widths.push_back({O::out, C});
+    } else {
+      widths.insert(widths.end(), {{O::dqkv, 3 * C}, {O::dout, C}});
+      if constexpr (std::is_same_v<O, Recompute>) widths.push_back({O::out, C});
+    }
     for (const auto& [arg, width] : widths) {
       ArgSpec& s = bad.specs()[arg];
       s.rank2 = {B * T, width};
@@ -56,7 +61,7 @@ void check_no_heads(Entry entry) {
     bad.entry = entry;
     if (entry == Entry::RawPointers) {
       bad.dims()[3] = 0;
-    } else if constexpr (std::is_same_v<O, Recompute>) {
+    } else if constexpr (!std::is_same_v<O, Op>) {
       ArgSpec& lse = bad.specs()[O::lse];
       lse.rank2 = lse.rank3 = {2, 0, 3};
     } else {
@@ -105,6 +110,7 @@ void check_multiple_past_the_range() {
 [[maybe_unused]] const bool registered = [] {
   register_bad_input_tests<Op, Host>();
   register_bad_input_tests<Recompute, Host>();
+  register_bad_input_tests<Forward, Host>();
   for (const Entry entry : {Entry::Rank2Views, Entry::Rank3Views, Entry::RawPointers}) {
     add_test(Op::name(), "Heads", std::string("CNotMultipleOfNH_") + entry_test_name(entry),
              "C = 16, NH = 5", [=] { check_c_not_multiple_of_nh<Op>(entry); });
@@ -114,6 +120,10 @@ void check_multiple_past_the_range() {
              "C = 16, NH = 5", [=] { check_c_not_multiple_of_nh<Recompute>(entry); });
     add_test(Recompute::name(), "Heads", std::string("NoHeads_") + entry_test_name(entry),
              "NH = 0", [=] { check_no_heads<Recompute>(entry); });
+    add_test(Forward::name(), "Heads", std::string("CNotMultipleOfNH_") + entry_test_name(entry),
+             "C = 16, NH = 5", [=] { check_c_not_multiple_of_nh<Forward>(entry); });
+    add_test(Forward::name(), "Heads", std::string("NoHeads_") + entry_test_name(entry),
+             "NH = 0", [=] { check_no_heads<Forward>(entry); });
   }
   add_test(Op::name(), "Heads", "AttNotSquare", "att (2, 5, 3, 4)", [] { check_att_not_square(); });
   add_test(Op::name(), "Heads", "MultiplePastTheRange", "qkv 7 wide, dout C = 2^62",

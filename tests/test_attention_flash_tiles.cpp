@@ -8,6 +8,9 @@
 // with its team of 128 threads. Each against reference_backward_recompute
 // within recompute_tolerance, dqkv poisoned and overwritten (and once
 // accumulated), and once with NaN inputs (NaN exactly where the reference's). Named "attention_flash/Tiles.<tuning>_<shape>".
+// The forward's kernel (ops/attention_forward/flash.hpp: the same tiles)
+// likewise, out and lse against reference_forward within the forward's
+// tolerances: "attention_flash/ForwardTiles.<tuning>_<shape>".
 #include "contract/device_problem.hpp"
 #include "support/compare.hpp"
 
@@ -15,6 +18,7 @@
 #include <ops/attention_backward/reference/compare.hpp>
 #include <ops/attention_backward/reference/problem.hpp>
 #include <ops/attention_backward/reference/reference.hpp>
+#include <ops/attention_forward/flash.hpp>
 
 #include <gtest/gtest.h>
 
@@ -104,6 +108,33 @@ void check(const at::Shape& shape, Precision precision, bool overwrite, bool nan
       at::recompute_tolerance(precision)));
 }
 
+// The forward's kernel with this tuning: out (poisoned and overwritten, or
+// accumulated) and lse against the float64 forward.
+template <class Tuning, class E>
+void check_forward(const at::Shape& shape, Precision precision, bool overwrite, bool nan = false) {
+  at::HostProblem p = at::make_problem(shape, 78, precision);
+  if (nan) plant_nan(p);
+  const std::vector<std::vector<double>> ref = at::reference_forward(p, overwrite);
+  if (overwrite) llmk_test::contract::poison(p.out);
+  llmk_test::contract::poison(p.lse);
+  const Vector<E> out = upload<E>(p.out, "out"), qkv = upload<E>(p.qkv, "qkv");
+  const Vector<float> lse = upload<float>(p.lse, "lse");
+  llmk::op::attention_forward::Args<E, E> a;
+  a.out = out.data(), a.lse = lse.data(), a.qkv = qkv.data();
+  a.B = shape.B, a.T = shape.T, a.C = shape.C, a.NH = shape.NH;
+  a.alpha = float(1.0 / std::sqrt(double(shape.HS())));
+  a.overwrite = overwrite;
+  const Space exec;
+  llmk::op::attention_forward::FlashForward<Space, E, E, Tuning>(a).run(exec);
+  exec.fence();
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+  const auto hl = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), lse);
+  std::vector<float> r(h.size()), rl(hl.data(), hl.data() + hl.size());
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = llmk::to_float(h(i));
+  EXPECT_TRUE(llmk_test::matches_reference("out", r, ref[0], shape.C, at::tolerance(precision)));
+  EXPECT_TRUE(llmk_test::matches_reference("lse", rl, ref[1], shape.T, at::tolerance(Precision::fp32)));
+}
+
 const std::vector<at::Shape>& shapes() {
   static const std::vector<at::Shape> v = {
       {"HS13", 1, 37, 39, 3}, {"T130", 1, 130, 24, 2}, {"gpt2_heads", 2, 16, 768, 12},
@@ -120,6 +151,13 @@ void add(const std::string& tuning) {
                                     check<Tuning, float>(s, Precision::fp32, false);
                                     check<Tuning, llmk::bf16>(s, Precision::bf16, true);
                                     check<Tuning, float>(s, Precision::fp32, true, true);
+                                  });
+    llmk_test::contract::add_test("attention_flash", "ForwardTiles", tuning + "_" + s.name,
+                                  "tuning " + tuning + ", shape " + s.name, [s] {
+                                    check_forward<Tuning, float>(s, Precision::fp32, true);
+                                    check_forward<Tuning, float>(s, Precision::fp32, false);
+                                    check_forward<Tuning, llmk::bf16>(s, Precision::bf16, true);
+                                    check_forward<Tuning, float>(s, Precision::fp32, true, true);
                                   });
   }
 }

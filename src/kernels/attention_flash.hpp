@@ -405,6 +405,73 @@ struct FlashCommon {
     });
   }
 
+  // acc[i] += Σ_j W[i, j]·x[j] for the queries [q0, q0 + nq) and keys
+  // [k0, k0 + nk) of a tile, each query's sum over its causal keys
+  // j ≤ q0 + i − k0 alone, in increasing j: W the tile's weights (nq × nk,
+  // row-major), x the key block's staged rows, acc the queries' (rows at a
+  // stride of tiles.ld). FlashDq's dq += dS·k; the forward's out += P·v.
+  // Hosts: register blocks of queries × channels (product_rows). GPUs: a
+  // thread per micro-tile of RI queries × RD channels (acc_rows ×
+  // acc_cols), laid out as add_key_terms' (per key RI + RD loads for RI·RD
+  // multiply-adds).
+  KOKKOS_INLINE_FUNCTION void add_causal_products(const Member& team, float* acc, const float* W,
+                                                  const float* x, const index_t q0,
+                                                  const index_t nq, const index_t k0,
+                                                  const index_t nk) const {
+    const index_t ld = tiles.ld, hs = HS;
+    if (Tuning::channels_inner) {
+      constexpr int R = kProductRows;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (nq + R - 1) / R), [&](const index_t ib) {
+        const index_t i0 = ib * R;
+        const int rows = nq - i0 < R ? int(nq - i0) : R;
+        RowRanges<R> causal;  // query i0 + r: the keys j ≤ q0 + i0 + r − k0
+        for (int r = 0; r < R; ++r) {
+          const index_t end = q0 + i0 + r - k0 + 1;
+          causal.lo[r] = 0;
+          causal.hi[r] = end < nk ? (end > 0 ? end : 0) : nk;
+        }
+        for_column_chunks(hs, [&](const index_t d0, auto width) {
+          constexpr int NJ = decltype(width)::value;
+          product_rows<R, NJ>(acc + i0 * ld + d0, ld, W + i0 * nk, nk, 1, x + d0, ld, causal, rows,
+                              true);
+        });
+      });
+      return;
+    }
+    constexpr int RI = Tuning::acc_rows, RD = Tuning::acc_cols;
+    const index_t IB = (nq + RI - 1) / RI, DB = (hs + RD - 1) / RD;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, IB * DB), [&](const index_t e) {
+      const index_t ib = e / DB, db = e % DB;
+      index_t i[RI], d[RD], end[RI];
+      bool live[RI][RD];
+      float s[RI][RD];
+      index_t stop = 0;
+      for (int r = 0; r < RI; ++r) {
+        i[r] = ib + r * IB < nq ? ib + r * IB : nq - 1;
+        end[r] = q0 + i[r] - k0 + 1 < nk ? q0 + i[r] - k0 + 1 : nk;
+        stop = end[r] > stop ? end[r] : stop;
+      }
+      for (int c = 0; c < RD; ++c) d[c] = db + c * DB < hs ? db + c * DB : hs - 1;
+      for (int r = 0; r < RI; ++r)
+        for (int c = 0; c < RD; ++c) {
+          live[r][c] = ib + r * IB < nq && db + c * DB < hs;  // as add_key_terms'
+          s[r][c] = live[r][c] ? acc[i[r] * ld + d[c]] : 0.0f;
+        }
+      for (index_t j = 0; j < stop; ++j) {
+        float xd[RD];
+        for (int c = 0; c < RD; ++c) xd[c] = x[j * ld + d[c]];
+        for (int r = 0; r < RI; ++r) {
+          if (j >= end[r]) continue;
+          const float w = W[i[r] * nk + j];
+          for (int c = 0; c < RD; ++c) s[r][c] += w * xd[c];
+        }
+      }
+      for (int r = 0; r < RI; ++r)
+        for (int c = 0; c < RD; ++c)
+          if (live[r][c]) acc[i[r] * ld + d[c]] = s[r][c];
+    });
+  }
+
   KOKKOS_INLINE_FUNCTION void zero(const Member& team, float* acc, const index_t floats) const {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, floats),
                          [&](const index_t e) { acc[e] = 0.0f; });
@@ -588,78 +655,13 @@ struct FlashDq : FlashCommon<ExecSpace, TIn, TD, Tuning_> {
         }
         this->scores(team, t, t.owned0, t.owned1, t.streamed0, t.streamed1, q0, nq, k0, nk);
         team.team_barrier();
-        // dq[i] += Σ_j dS[i, j]·k[j] over the causal keys j ≤ q0 + i − k0, in
-        // increasing j.
-        const float* const k = t.streamed0;
-        if (Tuning::channels_inner) {  // hosts: register blocks of queries × channels
-          constexpr int R = kProductRows;
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (nq + R - 1) / R),
-                               [&](const index_t ib) {
-            const index_t i0 = ib * R;
-            const int rows = nq - i0 < R ? int(nq - i0) : R;
-            RowRanges<R> causal;  // query i0 + r: the keys j ≤ q0 + i0 + r − k0
-            for (int r = 0; r < R; ++r) {
-              const index_t end = q0 + i0 + r - k0 + 1;
-              causal.lo[r] = 0;
-              causal.hi[r] = end < nk ? end : nk;
-            }
-            for_column_chunks(hs, [&](const index_t d0, auto width) {
-              constexpr int NJ = decltype(width)::value;
-              product_rows<R, NJ>(dq + i0 * ld + d0, ld, t.dS + i0 * nk, nk, 1, k + d0, ld,
-                                  causal, rows, true);
-            });
-          });
-        } else {
-          add_query_terms(team, t, dq, k, q0, nq, k0, nk);
-        }
+        // dq[i] += Σ_j dS[i, j]·k[j] over the causal keys.
+        this->add_causal_products(team, dq, t.dS, t.streamed0, q0, nq, k0, nk);
         team.team_barrier();
       }
       this->write_rows(team, dq, 0, a.alpha, b, h, q0, nq);
       team.team_barrier();
     }
-  }
-
-  // GPUs: dq[i] += Σ_j dS[i, j]·k[j] by a thread per micro-tile of RI
-  // queries × RD channels (acc_rows × acc_cols), laid out as add_key_terms'
-  // (per key RI + RD loads for RI·RD multiply-adds); each query's sum over
-  // its causal keys j ≤ q0 + i − k0 in increasing j.
-  KOKKOS_INLINE_FUNCTION void add_query_terms(const Member& team, const typename Base::Tiles& t,
-                                              float* dq, const float* k, const index_t q0,
-                                              const index_t nq, const index_t k0,
-                                              const index_t nk) const {
-    constexpr int RI = Tuning::acc_rows, RD = Tuning::acc_cols;
-    const index_t ld = tiles.ld, hs = HS;
-    const index_t IB = (nq + RI - 1) / RI, DB = (hs + RD - 1) / RD;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, IB * DB), [&](const index_t e) {
-      const index_t ib = e / DB, db = e % DB;
-      index_t i[RI], d[RD], end[RI];
-      bool live[RI][RD];
-      float s[RI][RD];
-      index_t stop = 0;
-      for (int x = 0; x < RI; ++x) {
-        i[x] = ib + x * IB < nq ? ib + x * IB : nq - 1;
-        end[x] = q0 + i[x] - k0 + 1 < nk ? q0 + i[x] - k0 + 1 : nk;
-        stop = end[x] > stop ? end[x] : stop;
-      }
-      for (int c = 0; c < RD; ++c) d[c] = db + c * DB < hs ? db + c * DB : hs - 1;
-      for (int x = 0; x < RI; ++x)
-        for (int c = 0; c < RD; ++c) {
-          live[x][c] = ib + x * IB < nq && db + c * DB < hs;  // as add_key_terms'
-          s[x][c] = live[x][c] ? dq[i[x] * ld + d[c]] : 0.0f;
-        }
-      for (index_t j = 0; j < stop; ++j) {
-        float kd[RD];
-        for (int c = 0; c < RD; ++c) kd[c] = k[j * ld + d[c]];
-        for (int x = 0; x < RI; ++x) {
-          if (j >= end[x]) continue;
-          const float ds = t.dS[i[x] * nk + j];
-          for (int c = 0; c < RD; ++c) s[x][c] += ds * kd[c];
-        }
-      }
-      for (int x = 0; x < RI; ++x)
-        for (int c = 0; c < RD; ++c)
-          if (live[x][c]) dq[i[x] * ld + d[c]] = s[x][c];
-    });
   }
 };
 

@@ -11,6 +11,7 @@
 #include <core/reference/precision.hpp>
 
 #include <llmk/attention_backward.hpp>
+#include <llmk/attention_forward.hpp>
 #include <llmk/classifier_backward.hpp>
 #include <llmk/adamw.hpp>
 #include <llmk/encoder_backward.hpp>
@@ -45,7 +46,8 @@ std::vector<std::string> foreign_impls_of(const std::vector<Info>& own) {
                              as_impl_infos(llmk::impls<llmk::EncoderForward>()),
                              as_impl_infos(llmk::impls<llmk::ClassifierBackward>()),
                              as_impl_infos(llmk::impls<llmk::AttentionBackward>()),
-                             as_impl_infos(llmk::impls<llmk::AttentionBackwardRecompute>())});
+                             as_impl_infos(llmk::impls<llmk::AttentionBackwardRecompute>()),
+                             as_impl_infos(llmk::impls<llmk::AttentionForward>())});
 }
 
 // An adapter's base (tests/contract/operation.hpp lists what an adapter

@@ -64,6 +64,30 @@ std::vector<Shape> gpt2_shapes() {
   return {{"gpt2_124M_T1024", 1, 1024, 768, 12}, {"gpt2_124M_B8", 8, 1024, 768, 12}};
 }
 
+double forward_row(const Shape& s, const std::vector<float>& qkv, std::int64_t b, std::int64_t h,
+                   std::int64_t t, double* weights, double* out_row) {
+  const std::int64_t T = s.T, C = s.C, HS = s.HS();
+  const double scale = HS > 0 ? 1.0 / std::sqrt(double(HS)) : 1.0;
+  const float* q = qkv.data() + (b * T + t) * 3 * C + h * HS;
+  double most = -std::numeric_limits<double>::infinity();
+  for (std::int64_t u = 0; u <= t; ++u) {
+    const float* k = qkv.data() + (b * T + u) * 3 * C + C + h * HS;
+    double dot = 0.0;
+    for (std::int64_t d = 0; d < HS; ++d) dot += double(q[d]) * double(k[d]);
+    weights[u] = dot * scale;  // the logit, for now
+    most = std::max(most, weights[u]);
+  }
+  double sum = 0.0;
+  for (std::int64_t u = 0; u <= t; ++u) sum += std::exp(weights[u] - most);
+  for (std::int64_t u = 0; u <= t; ++u) weights[u] = std::exp(weights[u] - most) / sum;
+  std::fill(out_row, out_row + HS, 0.0);
+  for (std::int64_t u = 0; u <= t; ++u) {
+    const float* v = qkv.data() + (b * T + u) * 3 * C + 2 * C + h * HS;
+    for (std::int64_t d = 0; d < HS; ++d) out_row[d] += weights[u] * double(v[d]);
+  }
+  return most + std::log(sum);
+}
+
 HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision precision, int threads) {
   check(s, precision);
   HostProblem p;
@@ -91,43 +115,25 @@ HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision precision
     for (std::vector<float>* v : {&p.qkv, &p.dout, &p.dqkv, &masked}) round_all(*v);
   }
   // The forward's att from the (rounded) q and k: each row's softmax over
-  // its causal part in double (the largest logit subtracted), then rounded.
-  const double scale = HS > 0 ? 1.0 / std::sqrt(double(HS)) : 1.0;
-  // Rows (b, h, t) on `threads` threads: each row's values are the same
-  // operations in the same order whatever the split.
+  // its causal part in double, then rounded; out and lse from the unrounded
+  // probabilities (forward_row). Rows (b, h, t) on `threads` threads: each
+  // row's values are the same operations in the same order whatever the split.
   parallel_ranges(std::int64_t(B * NH * T), threads, [&](std::int64_t first, std::int64_t last) {
-    std::vector<double> logit(T), out_row(HS);
+    std::vector<double> weights(T), out_row(HS);
     for (std::size_t r = std::size_t(first); r < std::size_t(last); ++r) {
       const std::size_t t = r % T, h = r / T % NH, b = r / T / NH;
-      const float* q = p.qkv.data() + (b * T + t) * 3 * C + h * HS;
-      double most = -std::numeric_limits<double>::infinity();
-      for (std::size_t u = 0; u <= t; ++u) {
-        const float* k = p.qkv.data() + (b * T + u) * 3 * C + C + h * HS;
-        double dot = 0.0;
-        for (std::size_t d = 0; d < HS; ++d) dot += double(q[d]) * double(k[d]);
-        logit[u] = dot * scale;
-        most = std::max(most, logit[u]);
-      }
-      double sum = 0.0;
-      for (std::size_t u = 0; u <= t; ++u) sum += std::exp(logit[u] - most);
+      const double lse = forward_row(s, p.qkv, std::int64_t(b), std::int64_t(h), std::int64_t(t),
+                                     weights.data(), out_row.data());
       const std::size_t row = ((b * NH + h) * T + t) * T;
       for (std::size_t u = 0; u < T; ++u) {
-        const float a = u <= t ? float(std::exp(logit[u] - most) / sum) : masked[row + u];
+        const float a = u <= t ? float(weights[u]) : masked[row + u];
         p.att[row + u] = bf16 ? round_to_bf16(a) : a;
-      }
-      // out_h[t] = Σ_u att[t, u]·v[u] (in increasing u) and lse[t], from
-      // the unrounded att.
-      std::fill(out_row.begin(), out_row.end(), 0.0);
-      for (std::size_t u = 0; u <= t; ++u) {
-        const double w = std::exp(logit[u] - most) / sum;
-        const float* v = p.qkv.data() + (b * T + u) * 3 * C + 2 * C + h * HS;
-        for (std::size_t d = 0; d < HS; ++d) out_row[d] += w * double(v[d]);
       }
       for (std::size_t d = 0; d < HS; ++d) {
         const float o = float(out_row[d]);
         p.out[(b * T + t) * C + h * HS + d] = bf16 ? round_to_bf16(o) : o;
       }
-      p.lse[(b * NH + h) * T + t] = float(most + std::log(sum));
+      p.lse[(b * NH + h) * T + t] = float(lse);
     }
   });
   return p;

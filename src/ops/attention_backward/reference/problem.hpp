@@ -63,6 +63,15 @@ struct HostProblem {
   std::vector<float> dqkv;            // initial gradient
 };
 
+// The causal softmax forward of query row t of head h in sequence b, in
+// double from the (rounded) qkv of a problem of shape s: its probabilities
+// over the keys u ≤ t into weights[0..t], out_h[t] = Σ_u weights[u]·v_u into
+// out_row[0..HS), and the row's log-sum-exp (the largest logit subtracted
+// before the exponentials) returned. make_problem's out, lse and att, and
+// attention_forward's reference (reference.hpp), are this.
+double forward_row(const Shape& s, const std::vector<float>& qkv, std::int64_t b, std::int64_t h,
+                   std::int64_t t, double* weights, double* out_row);
+
 // Random non-zero dout, k, v and initial dqkv (fill_random, [-1, 1)), q in
 // [-4, 4) (4·fill_random: exact in float and bf16) so that the softmax rows
 // are far from uniform (logits of spread ≈ 4/3 whatever HS). att's causal

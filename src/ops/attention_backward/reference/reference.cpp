@@ -163,4 +163,25 @@ std::vector<double> reference_backward_recompute(const HostProblem& p, bool over
   return g;
 }
 
+std::vector<std::vector<double>> reference_forward(const HostProblem& p, bool overwrite,
+                                                   int threads) {
+  const Shape& s = p.shape;
+  const i64 B = s.B, T = s.T, C = s.C, NH = s.NH, HS = s.HS();
+  check_size("qkv", p.qkv, B * T * 3 * C);
+  check_size("out", p.out, B * T * C);
+  std::vector<double> out(std::size_t(B * T * C)), lse(std::size_t(B * NH * T));
+  parallel_ranges(B * NH * T, threads, [&](i64 first, i64 last) {
+    std::vector<double> weights(static_cast<std::size_t>(T)), row(static_cast<std::size_t>(HS));
+    for (i64 r = first; r < last; ++r) {
+      const i64 t = r % T, h = r / T % NH, b = r / T / NH;
+      lse[std::size_t(r)] = forward_row(s, p.qkv, b, h, t, weights.data(), row.data());
+      for (i64 d = 0; d < HS; ++d) {
+        const std::size_t at = std::size_t((b * T + t) * C + h * HS + d);
+        out[at] = row[std::size_t(d)] + (overwrite ? 0.0 : double(p.out[at]));
+      }
+    }
+  });
+  return {out, lse};
+}
+
 }  // namespace llmk::reference::attention

@@ -45,4 +45,10 @@ std::vector<double> reference_backward(const HostProblem& p, bool overwrite = tr
 std::vector<double> reference_backward_recompute(const HostProblem& p, bool overwrite = true,
                                                  int threads = 0);
 
+// attention_forward's out and lse in double from p.qkv (forward_row):
+// {out (B·T)×C, the initial p.out added unless overwrite; lse B·NH·T}. Rows
+// split over `threads` std::threads as above.
+std::vector<std::vector<double>> reference_forward(const HostProblem& p, bool overwrite = true,
+                                                   int threads = 0);
+
 }  // namespace llmk::reference::attention
