@@ -1,4 +1,5 @@
 #include "backward.hpp"
+#include "forward.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -146,7 +147,9 @@ Gpt2Backward<ExecSpace, T>::Gpt2Backward(const ExecSpace& exec, const Config& cf
   allocate(dl_bt4c_, "dl_bt4c", BT * 4 * C);
   // llmk's workspace: the largest any of the calls needs, allocated once and
   // handed to the context, so that run() allocates nothing.
-  const std::size_t bytes = workspace_bytes<ExecSpace>(cfg, materialized, impls_, mp, ap);
+  // (The recompute variant's forward may run too: forward().)
+  std::size_t bytes = workspace_bytes<ExecSpace>(cfg, materialized, impls_, mp, ap);
+  if (!materialized) bytes = std::max(bytes, forward_workspace_bytes<ExecSpace, T>(cfg));
   if (bytes > 0) {
     allocate(workspace_, "llmk_workspace", index_t(bytes));
     ctx_.use_workspace(workspace_.data(), bytes);
@@ -170,6 +173,24 @@ void Gpt2Backward<ExecSpace, T>::load(const HostInputs& in) {
 template <class ExecSpace, class T>
 void Gpt2Backward<ExecSpace, T>::reset() {
   Kokkos::deep_copy(exec_, acts_.logits, logits_saved_);
+}
+
+template <class ExecSpace, class T>
+void Gpt2Backward<ExecSpace, T>::forward() {
+  if (materialized_)
+    throw std::invalid_argument("forward: llmk's forward saves lse for the recompute variant, "
+                                "not att (--attention recompute)");
+  gpt2_forward(ctx_, cfg_, params_, acts_, tokens_, dl_btc_);
+  Kokkos::deep_copy(exec_, logits_saved_, acts_.logits);
+}
+
+template <class ExecSpace, class T>
+Doubles Gpt2Backward<ExecSpace, T>::activations() const {
+  exec_.fence();
+  Doubles out;
+  auto acts = acts_;  // for_each is not const; the copy shares the buffers
+  acts.for_each(materialized_, [&](const char* name, auto& b) { out[name] = download(b); });
+  return out;
 }
 
 template <class ExecSpace, class T>

@@ -63,6 +63,12 @@ class Gpt2Backward {
   // Restores what run() consumed (the logits, which the classifier turns into
   // their gradient in place). Not part of the backward's time.
   void reset();
+  // llmk's own forward (forward.hpp) over the loaded parameters and tokens:
+  // every activation recomputed, the logits saved for reset(). The recompute
+  // variant only (the forward saves lse, not att).
+  void forward();
+  // The activations (activation_specs' names), after a fence.
+  Doubles activations() const;
   // The backward pass, enqueued on the instance; with a clock, fenced and
   // timed after each step.
   void run(StepClock* clock = nullptr);

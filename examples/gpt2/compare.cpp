@@ -16,8 +16,13 @@ double relative_l2(const std::vector<double>& got, const std::vector<double>& wa
 
 std::vector<Comparison> compare_gradients(const Config& cfg, const Doubles& got,
                                           const Doubles& want, double tolerance) {
+  return compare_tensors(gradient_specs(cfg), got, want, tolerance);
+}
+
+std::vector<Comparison> compare_tensors(const std::vector<TensorSpec>& specs, const Doubles& got,
+                                        const Doubles& want, double tolerance) {
   std::vector<Comparison> rows;
-  for (const TensorSpec& s : gradient_specs(cfg)) {
+  for (const TensorSpec& s : specs) {
     Comparison r;
     r.name = s.name;
     const auto g = got.find(s.name), w = want.find(s.name);
@@ -40,8 +45,9 @@ std::vector<Comparison> compare_gradients(const Config& cfg, const Doubles& got,
   return rows;
 }
 
-bool print_comparisons(std::FILE* out, const std::vector<Comparison>& rows, double tolerance) {
-  std::fprintf(out, "%-16s %12s %12s %12s  %s (tolerance %.1e)\n", "gradient", "|ref|_2",
+bool print_comparisons(std::FILE* out, const std::vector<Comparison>& rows, double tolerance,
+                       const char* what) {
+  std::fprintf(out, "%-16s %12s %12s %12s  %s (tolerance %.1e)\n", what, "|ref|_2",
                "rel L2", "max |diff|", "result", tolerance);
   bool all = true;
   for (const Comparison& r : rows) {

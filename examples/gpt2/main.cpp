@@ -9,6 +9,10 @@
 //     a file of gpt2_torch.py: PyTorch's forward activations and autograd's
 //     gradients (the configuration is the file's; --L etc., when given, must
 //     match it), and PyTorch's backward times, shown beside llmk's
+//   ... --forward
+//     llmk's own forward first (forward.hpp: the recompute variant): its
+//     every activation compared with the reference's (or PyTorch's), its
+//     time; the backward then runs from llmk's activations
 //   mpirun -np R llmk-gpt2-backward (--tiny-selfcheck | --input FILE) --data-parallel ...
 //     the same, the global batch split across R ranks (data_parallel.hpp),
 //     the gradients summed by llmk::GradientReducer; built where MPI is
@@ -54,6 +58,7 @@ struct Args {
   bool selfcheck = false;
   bool data_parallel = false;
   bool check_threads = false;  // a thread collapse (timing.hpp) fails the run
+  bool forward = false;        // llmk's forward computes the activations
   std::uint64_t seed = 1234;
   int repeats = -1;      // default: 3 in the self-check, 20 with a file
   double tolerance = 0;  // default: by precision and mode (tolerances below)
@@ -64,12 +69,14 @@ const char* const kUsage =
     "usage: llmk-gpt2-backward (--tiny-selfcheck | --input FILE) [--L n] [--C n] [--NH n]\n"
     "       [--V n] [--Vp n] [--B n] [--T n] [--precision fp32|bf16]\n"
     "       [--attention materialized|recompute] [--seed n] [--repeats n] [--tolerance x]\n"
-    "       [--l2-flush-mb n] [--impl OP=NAME ...] [--check-threads]\n"
+    "       [--l2-flush-mb n] [--impl OP=NAME ...] [--check-threads] [--forward]\n"
     "       [--data-parallel (under mpirun)]\n"
     "  --impl: an operation's implementation (default auto), OP one of matmul_backward,\n"
     "          layernorm_backward, attention_backward, classifier_backward, encoder_backward\n"
     "  --check-threads: exit 1 when a step is over 10x slower in the sequence than alone\n"
-    "          (threads of two libraries fighting for the cores)\n";
+    "          (threads of two libraries fighting for the cores)\n"
+    "  --forward: llmk's forward computes the activations (compared with the reference's,\n"
+    "          timed); the backward runs from them\n";
 
 Args parse(int argc, char** argv) {
   Args a;
@@ -102,6 +109,8 @@ Args parse(int argc, char** argv) {
       a.selfcheck = true;
     } else if (arg == "--check-threads") {
       a.check_threads = true;
+    } else if (arg == "--forward") {
+      a.forward = true;
     } else if (arg == "--input") {
       a.input = value();
     } else if (arg == "--precision") {
@@ -156,6 +165,10 @@ Args parse(int argc, char** argv) {
   if (a.selfcheck == !a.input.empty()) {
     throw std::invalid_argument("expected exactly one of --tiny-selfcheck and --input FILE");
   }
+  if (a.forward && (a.attention != "recompute" || a.data_parallel)) {
+    throw std::invalid_argument("--forward: with --attention recompute (llmk's forward saves lse,"
+                                " not att), without --data-parallel");
+  }
   return a;
 }
 
@@ -164,6 +177,39 @@ Args parse(int argc, char** argv) {
 double default_tolerance(const Args& a) {
   if (a.precision == "bf16") return a.selfcheck ? 2e-2 : 3e-2;
   return a.selfcheck ? 2e-5 : 2e-4;
+}
+
+// llmk's forward over the loaded parameters and tokens: its activations
+// against the loaded ones (the reference's forward), then its time (the
+// median of `repeats` fenced calls). Returns whether every activation passed.
+template <class T>
+bool forward_matches(gpt2::Gpt2Backward<Exec, T>& model, const gpt2::HostInputs& in,
+                     double tolerance, int repeats) {
+  model.forward();
+  gpt2::Doubles want;
+  const std::vector<gpt2::TensorSpec> specs = gpt2::activation_specs(in.cfg, false);
+  for (const gpt2::TensorSpec& s : specs) {
+    const std::vector<float>& v = in.tensors.at(s.name);
+    want[s.name].assign(v.begin(), v.end());
+  }
+  const bool ok = gpt2::print_comparisons(
+      stdout, gpt2::compare_tensors(specs, model.activations(), want, tolerance), tolerance,
+      "activation");
+  std::vector<double> ms;
+  for (int r = 0; r < repeats; ++r) {
+    model.exec().fence();
+    Kokkos::Timer timer;
+    model.forward();
+    model.exec().fence();
+    ms.push_back(timer.seconds() * 1e3);
+  }
+  if (!ms.empty()) {
+    std::sort(ms.begin(), ms.end());
+    std::printf("llmk forward: median %.3f ms, min %.3f ms over %d calls (fenced)\n",
+                ms[ms.size() / 2], ms.front(), repeats);
+  }
+  std::printf("%s\n", ok ? "every activation within tolerance" : "FAILED: an activation is off");
+  return ok;
 }
 
 template <class T>
@@ -232,11 +278,13 @@ int run(const Args& args) {
   }
   gpt2::Gpt2Backward<Exec, T> backward(exec, c, materialized, args.impls);
   backward.load(inputs);
+  bool ok = true;
+  if (args.forward) ok = forward_matches(backward, inputs, tolerance, repeats);
   inputs = gpt2::HostInputs{};  // the host copies are no longer needed
   backward.reset();
   backward.run();
   const auto rows = gpt2::compare_gradients(c, backward.gradients(), want, tolerance);
-  bool ok = gpt2::print_comparisons(stdout, rows, tolerance);
+  ok = gpt2::print_comparisons(stdout, rows, tolerance) && ok;
   if (!want_losses.empty()) {
     const double e = gpt2::relative_l2(backward.losses(), want_losses);
     const bool losses_ok = e <= tolerance;
