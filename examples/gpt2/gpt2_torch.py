@@ -3,7 +3,9 @@
 weights, tokens and targets, the forward's activations that the backward
 reads (saved by the model's own forward code), autograd's gradient of every
 parameter and of the input embedding, and the time of PyTorch's backward
-(eager and torch.compile of the same model) — also into a JSON file.
+(eager and torch.compile of the same model) — also into a JSON file, with
+the forward's time (as training runs it: autograd recording, the loss
+included).
 
   gpt2_torch.py --out DIR [--config 124M | --config tiny | --L 12 --C 768 ...]
                 [--device cuda] [--autocast] [--save-att] [--no-compile]
@@ -242,6 +244,30 @@ def time_backward(model, idx, targets, device, bf16, compiled, args):
     return statistics.median(times)
 
 
+def time_forward(model, idx, targets, device, bf16, compiled, args):
+    """Median ms of the forward as training runs it (autograd recording, the
+    loss included: llmk's --forward stops at the logits, the loss being the
+    classifier's, fused into its backward)."""
+    fwd = torch.compile(model, dynamic=False) if compiled else model
+
+    def call():
+        with autocast(device, bf16):
+            fwd(idx, targets)
+
+    if device.type == "cuda":
+        flush = torch.empty(256 << 20, dtype=torch.uint8, device=device)
+        times = common.time_calls(torch, call, flush, args.warmup, args.repeat,
+                                  lambda: model.zero_grad(set_to_none=True))
+    else:
+        times = []
+        for i in range(args.warmup + args.repeat):
+            t0 = time.perf_counter()
+            call()
+            if i >= args.warmup:
+                times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True, help="directory for gpt2.bin and times.json")
@@ -282,16 +308,20 @@ def main():
     grads = parameters_llmc(model, grad=True)
     grad_encoded = save["encoded"].grad
 
-    times = {}
+    times, forward_times = {}, {}
     if not args.no_time:
         for bf16 in (False, True):
             for compiled in ((False,) if args.no_compile else (False, True)):
                 key = f"{'compile' if compiled else 'eager'}_{'bf16' if bf16 else 'fp32'}"
                 times[key] = time_backward(model, idx, targets, device, bf16, compiled, args)
                 print(f"PyTorch backward {key}: {times[key]:.4f} ms", flush=True)
+                forward_times[key] = time_forward(model, idx, targets, device, bf16, compiled,
+                                                  args)
+                print(f"PyTorch forward {key}: {forward_times[key]:.4f} ms", flush=True)
     with open(os.path.join(args.out, "times.json"), "w") as f:
         json.dump({"config": cfg, "device": str(device),
                    "torch": torch.__version__, "backward_ms_median": times,
+                   "forward_ms_median": forward_times,
                    "method": "loss.backward() alone, the forward untimed before each; "
                              + ("CUDA events, L2 (256 MiB) flushed before each; "
                                 if device.type == "cuda" else "time.perf_counter; ")

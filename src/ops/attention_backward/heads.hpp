@@ -30,14 +30,30 @@ inline void check_heads_divide(const char* op, index_t C, index_t NH, const std:
                                 nh_from + "): a head has HS = C / NH channels");
 }
 
-// The counts of qkv and dqkv (B·T·3C, and T·3C per sequence, which B = 0
-// would hide) within core::kMaxElements.
-inline void check_qkv_counts(const char* op, index_t B, index_t T, index_t C) {
+// The counts of qkv (and dqkv: `arrays` names them) (B·T·3C, and T·3C per
+// sequence, which B = 0 would hide) within core::kMaxElements.
+inline void check_qkv_counts(const char* op, index_t B, index_t T, index_t C,
+                             const char* arrays = "qkv and dqkv") {
   using core::checked_product;
   const index_t M = checked_product(B, T, op, "M = B·T");
   const index_t C3 = checked_product(3, C, op, "3C");
-  checked_product(M, C3, op, "the elements of qkv and dqkv, B·T·3C");
+  checked_product(M, C3, op, std::string("the elements of ") + arrays + ", B·T·3C");
   checked_product(T, C3, op, "T·3C, qkv's elements per sequence");
+}
+
+// B, T, C, NH of a call with qkv and the per-row lse (the recompute
+// backward's, the forward's), checked: NH ≥ 1 and a divisor of C, and every
+// array's element count (and each per-sequence count) within
+// core::kMaxElements. `c_from` and `nh_from` say where C and NH came from.
+inline void check_flash_sizes(const char* op, index_t B, index_t T, index_t C, index_t NH,
+                              const std::string& c_from, const std::string& nh_from,
+                              const char* qkv_arrays) {
+  using core::checked_product;
+  check_some_heads(op, NH, nh_from);
+  check_qkv_counts(op, B, T, C, qkv_arrays);
+  const index_t NHT = checked_product(NH, T, op, "NH·T, lse's elements per sequence");
+  checked_product(B, NHT, op, "the elements of lse, B·NH·T");
+  check_heads_divide(op, C, NH, c_from, nh_from);
 }
 
 // Where a bound call's size came from, for the messages: "C from qkv".

@@ -24,12 +24,7 @@ namespace llmk::op::attention_backward_recompute {
 // came from, for the messages.
 inline void check_sizes(index_t B, index_t T, index_t C, index_t NH, const std::string& c_from,
                         const std::string& nh_from) {
-  using core::checked_product;
-  attention::check_some_heads(kOpName, NH, nh_from);
-  attention::check_qkv_counts(kOpName, B, T, C);
-  const index_t NHT = checked_product(NH, T, kOpName, "NH·T, lse's elements per sequence");
-  checked_product(B, NHT, kOpName, "the elements of lse, B·NH·T");
-  attention::check_heads_divide(kOpName, C, NH, c_from, nh_from);
+  attention::check_flash_sizes(kOpName, B, T, C, NH, c_from, nh_from, "qkv and dqkv");
 }
 
 struct Op : Spec, attention::Heads {

@@ -73,8 +73,12 @@ struct FlashForward : kernels::FlashCommon<ExecSpace, TIn, TOut, Tuning_> {
         const index_t nk = T - k0 < bk ? T - k0 : bk;
         this->load_keys(team, t.streamed0, t.streamed1, b, h, k0, nk);
         team.team_barrier();
-        if (Tuning::channels_inner) {
-          this->transpose_keys(team, t, t.streamed0, t.streamed1, nk);
+        if (Tuning::channels_inner) {  // k transposed for the logits (v is read as it is)
+          const float* const k = t.streamed0;
+          const index_t ldt = tiles.ldt, hs = HS;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, hs), [&](const index_t d) {
+            for (index_t j = 0; j < nk; ++j) t.kT[d * ldt + j] = k[j * ld + d];
+          });
           team.team_barrier();
         }
         logits(team, t, t.owned0, t.streamed0, nq, nk);

@@ -24,15 +24,7 @@ namespace llmk::op::attention_forward {
 // came from, for the messages.
 inline void check_sizes(index_t B, index_t T, index_t C, index_t NH, const std::string& c_from,
                         const std::string& nh_from) {
-  using core::checked_product;
-  attention::check_some_heads(kOpName, NH, nh_from);
-  const index_t M = checked_product(B, T, kOpName, "M = B·T");
-  const index_t C3 = checked_product(3, C, kOpName, "3C");
-  checked_product(M, C3, kOpName, "the elements of qkv, B·T·3C");
-  checked_product(T, C3, kOpName, "T·3C, qkv's elements per sequence");
-  const index_t NHT = checked_product(NH, T, kOpName, "NH·T, lse's elements per sequence");
-  checked_product(B, NHT, kOpName, "the elements of lse, B·NH·T");
-  attention::check_heads_divide(kOpName, C, NH, c_from, nh_from);
+  attention::check_flash_sizes(kOpName, B, T, C, NH, c_from, nh_from, "qkv");
 }
 
 struct Op : Spec, core::op::OpDefaults {
