@@ -36,13 +36,17 @@ namespace ref = llmk::reference::adamw;
 [[maybe_unused]] const bool registered =
     (llmk_test::contract::register_space_tests<llmk_test::AdamWContract, Space>(), true);
 
-template <class T>
-constexpr Precision precision_of = std::is_same_v<T, float> ? Precision::fp32 : Precision::bf16;
+// A configuration's element types: params T, grads G.
+template <class T, class G>
+constexpr Precision precision_of = std::is_same_v<T, float>   ? Precision::fp32
+                                   : std::is_same_v<G, float> ? Precision::bf16_fp32grad
+                                                              : Precision::bf16;
 
 // A problem's arrays on the device (master absent where the shape has none).
-template <class T>
+template <class T, class G = T>
 struct DeviceState {
-  llmk_test::OffsetArray<T, Space> params, grads;
+  llmk_test::OffsetArray<T, Space> params;
+  llmk_test::OffsetArray<G, Space> grads;
   llmk_test::OffsetArray<float, Space> m, v, master;
   explicit DeviceState(const ref::HostProblem& p)
       : params(p.params, 0, 0.0f),
@@ -57,11 +61,12 @@ struct DeviceState {
   }
 };
 
-template <class T>
+template <class T, class G = T>
 void check_steps(bool with_master) {
+  constexpr Precision precision = precision_of<T, G>;
   const ref::Shape shape{"steps", 3, 1111, with_master};
-  ref::HostProblem p = ref::make_problem(shape, 51, precision_of<T>);
-  DeviceState<T> d(p);
+  ref::HostProblem p = ref::make_problem(shape, 51, precision);
+  DeviceState<T, G> d(p);
   for (std::int64_t t = 1; t <= 5; ++t) {
     SCOPED_TRACE("step " + std::to_string(t) + (with_master ? ", master weights" : ""));
     p.hp.t = t;
@@ -73,14 +78,14 @@ void check_steps(bool with_master) {
     p.params = d.params.range(), p.m = d.m.range(), p.v = d.v.range();
     if (with_master) p.master = d.master.range();
     EXPECT_TRUE(llmk_test::matches_reference("params", p.params, expected[0], 0,
-                                             ref::tolerance(precision_of<T>, true)));
+                                             ref::tolerance(precision, true)));
     EXPECT_TRUE(llmk_test::matches_reference("m", p.m, expected[1], 0,
-                                             ref::tolerance(precision_of<T>, false)));
+                                             ref::tolerance(precision, false)));
     EXPECT_TRUE(llmk_test::matches_reference("v", p.v, expected[2], 0,
-                                             ref::tolerance(precision_of<T>, false)));
+                                             ref::tolerance(precision, false)));
     if (with_master)
       EXPECT_TRUE(llmk_test::matches_reference("master", p.master, expected[3], 0,
-                                               ref::tolerance(precision_of<T>, false)));
+                                               ref::tolerance(precision, false)));
   }
 }
 
@@ -91,6 +96,10 @@ TEST(AdamWSteps, Fp32) {
 TEST(AdamWSteps, Bf16) {
   check_steps<llmk::bf16>(false);
   check_steps<llmk::bf16>(true);
+}
+TEST(AdamWSteps, Bf16Fp32Grad) {
+  check_steps<llmk::bf16, float>(false);
+  check_steps<llmk::bf16, float>(true);
 }
 
 TEST(AdamWHyperparams, Refused) {

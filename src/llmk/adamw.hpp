@@ -24,8 +24,10 @@
 // overlap another.
 //
 // Element types, one of these configurations (m, v, master float in all):
-//   "fp32"  params, grads float
-//   "bf16"  params, grads bf16 (llm.c's training, with fp32 master weights)
+//   "fp32"           params, grads float
+//   "bf16"           params, grads bf16 (llm.c's training, with fp32 master weights)
+//   "bf16-fp32grad"  params bf16, grads float (what the backward's
+//                    "bf16-fp32grad" matmuls and layer norms leave)
 //
 // Hyperparameters are checked before anything is written: lr, weight_decay
 // and grad_scale finite and ≥ 0, beta1 and beta2 in [0, 1), eps finite and

@@ -29,7 +29,9 @@ struct AdamWContract : OperationAdapter<llmk::AdamW> {
 
   static std::string name() { return "adamw"; }
   static constexpr bool same_bits_on_host_spaces = true;  // every element on its own
-  static std::vector<Precision> precisions() { return {Precision::fp32, Precision::bf16}; }
+  static std::vector<Precision> precisions() {
+    return {Precision::fp32, Precision::bf16, Precision::bf16_fp32grad};
+  }
   static constexpr bool no_two_inputs_alike = true;  // one input
   static std::vector<std::string> variants() { return {"", "master"}; }
   static Shape in_variant(Shape s, const std::string& variant) {

@@ -29,8 +29,8 @@ struct Step {
 
 // One element's update (see llmk/adamw.hpp), in float. Master: whether
 // master weights are given (a template argument: the host loop has no branch).
-template <bool Master, class T>
-KOKKOS_INLINE_FUNCTION void update_element(T* params, const T* grads, float* m, float* v,
+template <bool Master, class T, class G>
+KOKKOS_INLINE_FUNCTION void update_element(T* params, const G* grads, float* m, float* v,
                                            float* master, const Step& s, const index_t i) {
   const float g = s.grad_scale * to_float(grads[i]);
   const float mi = s.beta1 * m[i] + (1.0f - s.beta1) * g;
@@ -52,11 +52,12 @@ template <class ExecSpace, class P>
 struct Problem {
   using precision = P;
   using T = typename P::in;
+  using G = typename P::grad;
   template <class U>
   using Vector = Kokkos::View<U*, Kokkos::LayoutRight, typename ExecSpace::device_type,
                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   Vector<T> params;
-  Vector<const T> grads;
+  Vector<const G> grads;
   Vector<float> m, v, master;  // master empty: none
   Step step{};
   index_t M = 0;
@@ -78,8 +79,9 @@ struct Problem {
 template <bool Master, class ExecSpace, class P>
 void run_fused(const ExecSpace& exec, const Problem<ExecSpace, P>& p) {
   using T = typename P::in;
+  using G = typename P::grad;
   T* const params = p.params.data();
-  const T* const grads = p.grads.data();
+  const G* const grads = p.grads.data();
   float *const m = p.m.data(), *const v = p.v.data(), *const master = p.master.data();
   const Step s = p.step;
   if constexpr (compat::is_host_space<ExecSpace>) {
@@ -136,10 +138,9 @@ struct Op : Spec, core::op::OpDefaults {
 
   template <class ExecSpace, class P, class Bound>
   static Problem<ExecSpace, P> problem(const Bound& b, const Options&, const AdamWHyperparams& hp) {
-    using T = typename P::in;
     Problem<ExecSpace, P> p;
-    p.params = b.template vector<T>(params);
-    p.grads = b.template vector<const T>(grads);
+    p.params = b.template vector<typename P::in>(params);
+    p.grads = b.template vector<const typename P::grad>(grads);
     p.m = b.template vector<float>(m);
     p.v = b.template vector<float>(v);
     p.master = b.template vector<float>(master);

@@ -39,12 +39,13 @@ struct HostProblem {
 
 // The bytes a step moves: grads read; params, m, v and master read and written.
 inline double bytes(const Shape& s, Precision p) {
-  const double t = p == Precision::bf16 ? 2.0 : 4.0;
-  return double(s.N()) * (t + 2.0 * t + 4.0 * 4.0 + (s.master ? 8.0 : 0.0));
+  const double t = p == Precision::fp32 ? 4.0 : 2.0;   // a parameter
+  const double g = p == Precision::bf16 ? 2.0 : 4.0;   // a gradient
+  return double(s.N()) * (g + 2.0 * t + 4.0 * 4.0 + (s.master ? 8.0 : 0.0));
 }
 
 inline void check_precision(Precision p) {
-  if (p != Precision::fp32 && p != Precision::bf16)
+  if (p == Precision::tf32)
     throw std::invalid_argument(std::string("llmk::reference::adamw: ") + precision_name(p) +
                                 " is not a precision of adamw");
 }
@@ -67,7 +68,8 @@ inline AdamWHyperparams test_hyperparams() {
 
 // params (or master, params its rounding) and grads uniform in [-1, 1), m in
 // [-0.1, 0.1), v in [0, 0.01): a state after a few steps; each its own
-// stream from `seed`; bf16: params and grads bf16 values.
+// stream from `seed`; bf16: params and grads bf16 values; bf16-fp32grad:
+// params bf16 values.
 inline HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision p) {
   check_precision(p);
   const std::size_t N = std::size_t(s.N());
@@ -80,9 +82,10 @@ inline HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision p)
   for (float& x : h.m) x *= 0.1f;
   for (float& x : h.v) x = 0.01f * std::fabs(x);
   if (s.master) h.master = h.params;
+  if (p != Precision::fp32)
+    for (float& x : h.params) x = round_to_bf16(x);
   if (p == Precision::bf16)
-    for (std::vector<float>* a : {&h.grads, &h.params})
-      for (float& x : *a) x = round_to_bf16(x);
+    for (float& x : h.grads) x = round_to_bf16(x);
   return h;
 }
 
@@ -123,7 +126,7 @@ inline std::vector<std::vector<double>> reference_step(const HostProblem& p) {
 // m and v) moves an output by far more.
 inline double tolerance(Precision p, bool params) {
   check_precision(p);
-  return p == Precision::bf16 && params ? kBf16Tolerance : kFloat32Tolerance;
+  return p != Precision::fp32 && params ? kBf16Tolerance : kFloat32Tolerance;
 }
 
 }  // namespace llmk::reference::adamw

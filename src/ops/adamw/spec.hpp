@@ -13,17 +13,32 @@
 
 namespace llmk::op::adamw {
 
-// params and grads of one element type; m, v and master float in both.
-struct Roles {
-  static constexpr std::array<const char*, 2> roles{{"params", "grads"}};
+// params of one element type (in), grads of one (grad); m, v and master
+// float in all.
+template <class Param, class Grad>
+struct Precision {
+  using in = Param;
+  using grad = Grad;
+  static constexpr std::array<core::op::Role, 2> roles() {
+    return {{{"params", dtype_of<Param>()}, {"grads", dtype_of<Grad>()}}};
+  }
 };
-using Fp32 = core::op::Fp32All<Roles>;
-using Bf16 = core::op::Bf16All<Roles>;  // llm.c's training, with master weights
+struct Fp32 : Precision<float, float> {
+  static constexpr std::string_view name = "fp32";
+};
+struct Bf16 : Precision<bf16, bf16> {  // llm.c's training, with master weights
+  static constexpr std::string_view name = "bf16";
+};
+// bf16 parameters, float gradients: what GPT-2's backward in llmk's
+// "bf16-fp32grad" (matmul, layer norm) leaves for the optimizer.
+struct Bf16Fp32Grad : Precision<bf16, float> {
+  static constexpr std::string_view name = "bf16-fp32grad";
+};
 
 struct Spec {
   static constexpr const char* name = "llmk::adamw";
   using Options = AdamWOptions;
-  using Precisions = core::op::PrecisionList<Fp32, Bf16>;
+  using Precisions = core::op::PrecisionList<Fp32, Bf16, Bf16Fp32Grad>;
   // N parameters: "rows" are N through a rank-1 view, A·B through a rank-2
   // one (a weight matrix as it is).
   static constexpr std::array<core::op::Arg, 5> args{{
