@@ -138,7 +138,6 @@ Gpt2Backward<ExecSpace, T>::Gpt2Backward(const ExecSpace& exec, const Config& cf
     });
   }
   const index_t BT = cfg.B * cfg.T, C = cfg.C;
-  allocate(logits_saved_, "logits_saved", BT * cfg.Vp);
   allocate(tokens_, "tokens", BT);
   allocate(targets_, "targets", BT);
   allocate(losses_, "losses", BT);
@@ -165,23 +164,63 @@ void Gpt2Backward<ExecSpace, T>::load(const HostInputs& in) {
   }
   params_.for_each([&](const char* name, auto& b) { upload(b, in.tensors.at(name)); });
   acts_.for_each(materialized_, [&](const char* name, auto& b) { upload(b, in.tensors.at(name)); });
-  Kokkos::deep_copy(logits_saved_, acts_.logits);
+  save_logits();
   upload(tokens_, in.tokens);
   upload(targets_, in.targets);
 }
 
 template <class ExecSpace, class T>
 void Gpt2Backward<ExecSpace, T>::reset() {
+  if (logits_saved_.size() != acts_.logits.size())
+    throw std::logic_error("reset: no logits were saved (load, or forward(true), first)");
   Kokkos::deep_copy(exec_, acts_.logits, logits_saved_);
 }
 
 template <class ExecSpace, class T>
-void Gpt2Backward<ExecSpace, T>::forward() {
+void Gpt2Backward<ExecSpace, T>::forward(bool keep_logits) {
   if (materialized_)
     throw std::invalid_argument("forward: llmk's forward saves lse for the recompute variant, "
                                 "not att (--attention recompute)");
   gpt2_forward(ctx_, cfg_, params_, acts_, tokens_, dl_btc_);
+  if (keep_logits) save_logits();
+}
+
+template <class ExecSpace, class T>
+void Gpt2Backward<ExecSpace, T>::save_logits() {
+  // Allocated on first use: a trainer never restores the logits (B·T·Vp
+  // elements, 0.8 GB at GPT-2's B 8, T 1024 in bf16).
+  if (logits_saved_.size() != acts_.logits.size())
+    allocate(logits_saved_, "logits_saved", index_t(acts_.logits.size()));
   Kokkos::deep_copy(exec_, logits_saved_, acts_.logits);
+}
+
+template <class ExecSpace, class T>
+void Gpt2Backward<ExecSpace, T>::load_parameters(const Floats& params) {
+  for (const TensorSpec& s : parameter_specs(cfg_)) {
+    const auto it = params.find(s.name);
+    if (it == params.end() || index_t(it->second.size()) != s.size())
+      throw std::invalid_argument("parameters: " + s.name + " is missing or has the wrong size (" +
+                                  std::to_string(s.size()) + " expected)");
+  }
+  params_.for_each([&](const char* name, auto& b) { upload(b, params.at(name)); });
+}
+
+template <class ExecSpace, class T>
+void Gpt2Backward<ExecSpace, T>::load_batch(const std::vector<std::int32_t>& tokens,
+                                            const std::vector<std::int32_t>& targets) {
+  const std::size_t BT = std::size_t(cfg_.B * cfg_.T);
+  for (const auto& [what, v] : {std::pair{"tokens", &tokens}, std::pair{"targets", &targets}}) {
+    if (v->size() != BT)
+      throw std::invalid_argument(std::string(what) + ": " + std::to_string(v->size()) +
+                                  " values, expected B·T = " + std::to_string(BT));
+    for (std::size_t i = 0; i < BT; ++i)
+      if ((*v)[i] < 0 || (*v)[i] >= cfg_.V)
+        throw std::invalid_argument(std::string(what) + "[" + std::to_string(i) + "] = " +
+                                    std::to_string((*v)[i]) + ", outside [0, V = " +
+                                    std::to_string(cfg_.V) + ")");
+  }
+  upload(tokens_, tokens);
+  upload(targets_, targets);
 }
 
 template <class ExecSpace, class T>
@@ -191,6 +230,34 @@ Doubles Gpt2Backward<ExecSpace, T>::activations() const {
   auto acts = acts_;  // for_each is not const; the copy shares the buffers
   acts.for_each(materialized_, [&](const char* name, auto& b) { out[name] = download(b); });
   return out;
+}
+
+template <class ExecSpace, class T>
+void Gpt2Backward<ExecSpace, T>::classifier() {
+  // The loss: mean over the B·T positions (of the global batch, when data
+  // parallel), so each position's dloss is 1/(B·T).
+  // dlogits in place of the logits. The targets were checked when they were
+  // loaded: the call's own check (a wait for the device) is not needed.
+  llmk::ClassifierBackwardOptions classifier_options;
+  classifier_options.check_targets = false;
+  classifier_options.impl = impls_.classifier;
+  llmk::classifier_backward(ctx_, acts_.logits.data(), losses_.data(), acts_.logits.data(),
+                            targets_.data(), 1.0f / float(loss_positions_), cfg_.B, cfg_.T, cfg_.V,
+                            cfg_.Vp, classifier_options);
+}
+
+template <class ExecSpace, class T>
+double Gpt2Backward<ExecSpace, T>::evaluate() {
+  forward(false);
+  classifier();
+  return mean_loss();
+}
+
+template <class ExecSpace, class T>
+double Gpt2Backward<ExecSpace, T>::mean_loss() const {
+  double sum = 0;
+  for (double x : losses()) sum += x;
+  return sum / double(cfg_.B * cfg_.T);
 }
 
 template <class ExecSpace, class T>
@@ -212,17 +279,7 @@ void Gpt2Backward<ExecSpace, T>::run(StepClock* clock) {
     clock->timer.reset();
   }
 
-  // The loss: mean over the B·T positions (of the global batch, when data
-  // parallel), so each position's dloss is 1/(B·T).
-  // dlogits in place of the logits. The targets were checked when they were
-  // loaded: the call's own check (a wait for the device) is not needed.
-  llmk::ClassifierBackwardOptions classifier_options;
-  classifier_options.check_targets = false;
-  classifier_options.impl = impls_.classifier;
-  if (runs(clock, Step::classifier))
-    llmk::classifier_backward(ctx_, a.logits.data(), losses_.data(), a.logits.data(),
-                              targets_.data(), 1.0f / float(loss_positions_), B, T_, cfg_.V,
-                              cfg_.Vp, classifier_options);
+  if (runs(clock, Step::classifier)) classifier();
   lap(clock, Step::classifier);
   T* dlogits = a.logits.data();
   // The LM head, weight-tied: its weight is wte, its dweight wte's gradient

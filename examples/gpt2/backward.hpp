@@ -64,9 +64,21 @@ class Gpt2Backward {
   // their gradient in place). Not part of the backward's time.
   void reset();
   // llmk's own forward (forward.hpp) over the loaded parameters and tokens:
-  // every activation recomputed, the logits saved for reset(). The recompute
-  // variant only (the forward saves lse, not att).
-  void forward();
+  // every activation recomputed, the logits saved for reset() unless
+  // keep_logits is false (the trainer: run() may consume them). The
+  // recompute variant only (the forward saves lse, not att).
+  void forward(bool keep_logits = true);
+
+  // The trainer's (train.hpp) access: the parameters alone (parameter_specs'
+  // names and sizes; checked), a batch's tokens and targets (B·T each, in
+  // [0, V): checked), the device's parameters and their gradients, the
+  // context its calls use.
+  void load_parameters(const Floats& params);
+  void load_batch(const std::vector<std::int32_t>& tokens, const std::vector<std::int32_t>& targets);
+  ParameterTensors<ExecSpace, T>& parameters() { return params_; }
+  ParameterTensors<ExecSpace, float>& parameter_gradients() { return grads_; }
+  llmk::Context<ExecSpace>& context() { return ctx_; }
+  const Config& config() const { return cfg_; }
   // The activations (activation_specs' names), after a fence.
   Doubles activations() const;
   // The backward pass, enqueued on the instance; with a clock, fenced and
@@ -74,8 +86,12 @@ class Gpt2Backward {
   void run(StepClock* clock = nullptr);
   // The gradients (gradient_specs' names), after a fence.
   Doubles gradients() const;
-  // The classifier's losses (B, T), after a fence.
+  // The classifier's losses (B, T), after a fence; their mean.
   std::vector<double> losses() const;
+  double mean_loss() const;
+  // The loaded batch's mean loss: the forward and the classifier alone (a
+  // validation batch's), after a fence.
+  double evaluate();
 
   const ExecSpace& exec() const { return exec_; }
 
@@ -93,6 +109,8 @@ class Gpt2Backward {
   void lap(StepClock* clock, Step s) {
     if (clock) clock->lap(exec_, s);
   }
+  void save_logits();
+  void classifier();  // losses and dlogits (in place of the logits)
   static bool runs(const StepClock* clock, Step s) { return !clock || clock->runs(s); }
   void bucket_done(int bucket) {
     if (reducer_ && overlap_) reducer_->ready(bucket);

@@ -14,4 +14,9 @@ using Buffer = Kokkos::View<T*, Kokkos::LayoutRight, typename ExecSpace::device_
 template <class ExecSpace>
 using Range = llmk::Range<ExecSpace>;
 
+// Whether the build's device is there: false, with a line saying so, in a
+// CUDA build on a machine without a GPU (the programs then exit 77: CTest's
+// "skipped"); true in a host build.
+bool have_gpu();
+
 }  // namespace gpt2

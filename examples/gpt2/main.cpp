@@ -304,20 +304,6 @@ int run(const Args& args) {
   return threads == gpt2::Threads::fine ? 0 : threads == gpt2::Threads::collapsed ? 1 : 77;
 }
 
-#ifdef KOKKOS_ENABLE_CUDA
-bool have_gpu() {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess || count == 0) {
-    std::printf("no GPU (cudaGetDeviceCount: %s): skipped\n", cudaGetErrorString(status));
-    return false;
-  }
-  return true;
-}
-#else
-bool have_gpu() { return true; }
-#endif
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -328,7 +314,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "llmk-gpt2-backward: %s\n%s", e.what(), kUsage);
     return 2;
   }
-  if (!have_gpu()) return 77;
+  if (!gpt2::have_gpu()) return 77;
 #if LLMK_GPT2_DATA_PARALLEL
   // One GPU a rank, by the rank on its node (Open MPI's variable; MPICH's,
   // or 0 without one): Kokkos takes the device from its own argument.

@@ -1,0 +1,70 @@
+#!/bin/bash
+# GPU call G17 (either card; the reply names it), in parts:
+#   G17.sh gpu   (1) llmk-gpt2-train's tiny self-check on Cuda (fp32, bf16:
+#                every step's loss against the float64 reference's) and
+#                adamw's Cuda tests (bf16-fp32grad new); (2) GPT-2 124M from
+#                one random checkpoint (llmk-gpt2-train --steps 0 --save) on
+#                one synthetic token file (--write-tokens), B 8, T 1024, 20
+#                steps of llm.c's recipe (lr 6e-4, warmup 5, cosine to 10 %,
+#                weight decay 0.1, clipping 1.0): llmk fp32 and bf16, then
+#                gpt2_train_torch.py on the same files, eager fp32 and bf16
+#                autocast, torch.compile bf16, each comparing its losses with
+#                llmk's step by step and its step time.
+#   G17.sh cpu   the host's 16 cores: llmk-gpt2-train (OpenMP) fp32, B 4,
+#                T 64, 10 steps, beside PyTorch's CPU eager fp32.
+#   G17.sh all   both, one machine start.
+# Binaries: .gpu-carry/g17.tar.xz (bin/: the Cuda configuration's
+# llmk-gpt2-train and llmk_tests_cuda linked from test_adamw.cpp; host/: the
+# OpenMP configuration's llmk-gpt2-train; lib/).
+# Output: $OUT/g17-<part>.tar.gz, written after each step.
+set -u
+part=$1
+R=$PWD; O=/tmp/o17-$part; mkdir -p /tmp/p $O /tmp/t
+[ -x /tmp/p/bin/llmk-gpt2-train ] || (cd /tmp/p && tar xJf $R/.gpu-carry/g17.tar.xz)
+export LD_LIBRARY_PATH=/tmp/p/lib:/usr/local/cuda/lib64 OMP_PROC_BIND=false PYTHONUNBUFFERED=1 LLMK_EXPECT_GPU=1
+nvidia-smi --query-gpu=name,driver_version --format=csv | tee $O/machine.txt
+save() { tar czf $OUT/g17-$part.tar.gz -C $O .; }
+TRAIN="--B 8 --T 1024 --steps 20 --lr 6e-4 --warmup 5 --final-lr-frac 0.1 --weight-decay 0.1 --grad-clip 1.0"
+gpu() {
+  for p in fp32 bf16; do timeout 60 /tmp/p/bin/llmk-gpt2-train --tiny-selfcheck --precision $p; done > $O/tiny-selfcheck.txt 2>&1
+  grep -E "passed|FAILED" $O/tiny-selfcheck.txt
+  timeout 60 /tmp/p/bin/llmk_tests_cuda --gtest_filter='adamw/*:AdamW*' > $O/suite-adamw.log 2>&1
+  echo "=== adamw suite exit $?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" $O/suite-adamw.log | head -8
+  save
+  /tmp/p/bin/llmk-gpt2-train --write-tokens /tmp/t/train.bin --count 1000000 --V 50257 > /dev/null
+  timeout 60 /tmp/p/bin/llmk-gpt2-train --train /tmp/t/train.bin --steps 0 --save /tmp/t/init.bin | tail -1
+  for p in fp32 bf16; do
+    timeout 90 /tmp/p/bin/llmk-gpt2-train --model /tmp/t/init.bin --train /tmp/t/train.bin $TRAIN \
+      --precision $p --val-every 0 --losses-out $O/llmk-$p.json > $O/llmk-$p.txt 2>&1
+    echo "=== llmk $p (exit $?)"; grep -E "^step +(1|5|20)/|summary" $O/llmk-$p.txt
+  done
+  save
+  tol() { [ $1 = fp32 ] && echo 1e-3 || echo 2e-2; }
+  for run in "fp32" "bf16" "bf16 --compile"; do
+    set -- $run; p=$1; c=${2:-}; n=torch-$([ -n "$c" ] && echo compile || echo eager)-$p
+    timeout 240 python3 $R/examples/gpt2/gpt2_train_torch.py --model /tmp/t/init.bin --train /tmp/t/train.bin \
+      $TRAIN --precision $p $c --json $O/$n.json --compare $O/llmk-$p.json --tolerance $(tol $p) > $O/$n.txt 2>&1
+    echo "=== $n (exit $?)"; grep -E "summary|passed|FAILED|Error" $O/$n.txt | cut -c1-200
+    save
+  done
+}
+cpu() {
+  export OMP_NUM_THREADS=16 OMP_PROC_BIND=spread OMP_PLACES=cores
+  { lscpu | grep -E "Model name|^CPU\(s\)|MHz|L2|L3" | cut -c1-200; date -u; } > $O/host-machine.txt 2>&1
+  [ -s /tmp/t/init.bin ] || { /tmp/p/host/llmk-gpt2-train --write-tokens /tmp/t/train.bin --count 1000000 --V 50257 >/dev/null
+    /tmp/p/host/llmk-gpt2-train --train /tmp/t/train.bin --steps 0 --save /tmp/t/init.bin | tail -1; }
+  C="--B 4 --T 64 --steps 10 --lr 6e-4 --warmup 5 --final-lr-frac 0.1 --weight-decay 0.1"
+  timeout 120 /tmp/p/host/llmk-gpt2-train --model /tmp/t/init.bin --train /tmp/t/train.bin $C \
+    --val-every 0 --losses-out $O/cpu-llmk-fp32.json > $O/cpu-llmk-fp32.txt 2>&1
+  echo "=== cpu llmk fp32 (exit $?)"; grep -E "summary" $O/cpu-llmk-fp32.txt
+  timeout 150 python3 $R/examples/gpt2/gpt2_train_torch.py --model /tmp/t/init.bin --train /tmp/t/train.bin \
+    $C --device cpu --threads 16 --json $O/cpu-torch-eager-fp32.json --compare $O/cpu-llmk-fp32.json \
+    --tolerance 1e-3 > $O/cpu-torch-eager-fp32.txt 2>&1
+  echo "=== cpu torch eager fp32 (exit $?)"; grep -E "summary|passed|FAILED|Error" $O/cpu-torch-eager-fp32.txt | cut -c1-200
+  save
+}
+case $part in
+  gpu) gpu ;;
+  cpu) cpu ;;
+  all) gpu; part=cpu; O=/tmp/o17-cpu; mkdir -p $O; cpu ;;
+esac
