@@ -14,6 +14,7 @@ install(FILES
     ${PROJECT_SOURCE_DIR}/src/llmk/attention_forward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/bf16.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/classifier_backward.hpp
+    ${PROJECT_SOURCE_DIR}/src/llmk/classifier_forward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/context.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/encoder_backward.hpp
     ${PROJECT_SOURCE_DIR}/src/llmk/gelu_backward.hpp

@@ -5,6 +5,7 @@
 //   llmk-perf layernorm_backward [options]   perf/layernorm_backward/
 //   llmk-perf attention_backward [options]   perf/attention_backward/
 //   llmk-perf classifier_backward [options]  perf/classifier_backward/
+//   llmk-perf classifier_forward [options]   perf/classifier_forward/
 //   llmk-perf gelu_backward [options]        perf/gelu_backward/
 //   llmk-perf encoder_backward [options]     perf/encoder_backward/
 //   llmk-perf gelu_forward [options]         perf/gelu_forward/
@@ -41,6 +42,7 @@ namespace matmul_backward { Subcommand subcommand(); }
 namespace layernorm_backward { Subcommand subcommand(); }
 namespace attention_backward { Subcommand subcommand(); }
 namespace classifier_backward { Subcommand subcommand(); }
+namespace classifier_forward { Subcommand subcommand(); }
 namespace gelu_backward { Subcommand subcommand(); }
 namespace encoder_backward { Subcommand subcommand(); }
 namespace gelu_forward { Subcommand subcommand(); }
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
   const std::vector<perf::Subcommand> ops{
       perf::matmul_backward::subcommand(),    perf::layernorm_backward::subcommand(),
       perf::attention_backward::subcommand(), perf::classifier_backward::subcommand(),
+      perf::classifier_forward::subcommand(),
       perf::gelu_backward::subcommand(),      perf::encoder_backward::subcommand(),
       perf::gelu_forward::subcommand(),       perf::layernorm_forward::subcommand(),
       perf::matmul_forward::subcommand(),     perf::encoder_forward::subcommand(),

@@ -91,6 +91,10 @@ backward eager (peer:pytorch-eager) and torch.compile of the explicit
 backward with the losses (peer:pytorch-compile and its -kernels);
 perf/torch_peers/classifier.py has the details.
 
+classifier_forward: F.cross_entropy(logits[..., :V].float(), reduction="none")
+at the same sizes, fp32 and bf16 logits, eager and torch.compile (and its
+-kernels): perf/torch_peers/classifier_forward.py.
+
 Compile times are reported apart (the note, and "compile_s" in the JSON),
 with Inductor's caches as found (a second run of the script compiles from
 them; TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 measures a cold compile).
@@ -150,6 +154,7 @@ usage: python3 perf/torch_baseline.py [matmul_backward] [--B 8 --T 1024 --C 768 
            [--precision fp32|bf16|all] [--no-compile | --compile-modes LIST]
            [--repeat 100] [--warmup 10] [--runs 1] [--json PATH]
        python3 perf/torch_baseline.py classifier_backward [--B 8 --T 1024 --V 50257 --Vp 50304]
+       python3 perf/torch_baseline.py classifier_forward [--B 8 --T 1024 --V 50257 --Vp 50304]
            [--precision fp32|bf16|all] [--no-compile | --compile-modes LIST]
            [--repeat 100] [--warmup 10] [--runs 1] [--json PATH]
 Arguments of llmk-perf's it does not share are ignored, so that one argument
@@ -163,7 +168,7 @@ import os
 import sys
 import warnings
 
-from torch_peers import (adamw, attention, attention_forward, classifier, encoder, encoder_forward, gelu, layernorm,
+from torch_peers import (adamw, attention, attention_forward, classifier, classifier_forward, encoder, encoder_forward, gelu, layernorm,
                          layernorm_forward, matmul, matmul_forward, residual_forward,
                          squared_norm)
 from torch_peers.common import (COMPILE_MODE_SUFFIX, CPU_NO_KERNELS, compile_impl, cpu_model,
@@ -172,6 +177,7 @@ from torch_peers.common import (COMPILE_MODE_SUFFIX, CPU_NO_KERNELS, compile_imp
 
 OPS = {"matmul_backward": matmul, "layernorm_backward": layernorm,
        "attention_backward": attention, "classifier_backward": classifier,
+       "classifier_forward": classifier_forward,
        "gelu_backward": gelu, "encoder_backward": encoder, "gelu_forward": gelu,
        "layernorm_forward": layernorm_forward, "matmul_forward": matmul_forward,
        "encoder_forward": encoder_forward, "residual_forward": residual_forward,
@@ -198,9 +204,9 @@ def parse_args(argv=None):
     ap.add_argument("--OC", type=int, default=3072, help="matmul_backward, matmul_forward only")
     ap.add_argument("--NH", type=int, default=12, help="attention_backward, attention_forward: heads")
     ap.add_argument("--V", type=int, default=50257,
-                    help="classifier_backward, encoder_backward, encoder_forward: vocabulary")
+                    help="classifier_backward, classifier_forward, encoder_backward, encoder_forward: vocabulary")
     ap.add_argument("--Vp", type=int, default=50304,
-                    help="classifier_backward only: padded vocabulary (the logits' rows)")
+                    help="classifier_backward, classifier_forward: padded vocabulary (the logits' rows)")
     ap.add_argument("--precision", default="fp32",
                     help="comma list of " + "; ".join(
                         f"{', '.join(m.PRECISIONS)} ({op})" for op, m in OPS.items()
@@ -264,7 +270,7 @@ def parse_args(argv=None):
         ap.error(f"--threads: at least 1 (got {args.threads})")
     if args.warmup < 0:
         ap.error(f"--warmup: at least 0 (got {args.warmup})")
-    if args.op == "classifier_backward" and args.V > args.Vp:
+    if args.op in ("classifier_backward", "classifier_forward") and args.V > args.Vp:
         ap.error(f"--V {args.V} exceeds --Vp {args.Vp}")
     if args.op in ("attention_backward", "attention_forward") and args.C % args.NH != 0:
         ap.error(f"--C {args.C} is not a multiple of --NH {args.NH}")

@@ -13,6 +13,7 @@
 // checked on the device).
 #include "contract/bad_inputs.hpp"
 #include "support/classifier_adapter.hpp"
+#include "support/classifier_forward_adapter.hpp"
 #include "support/classifier_device.hpp"
 
 #include <gtest/gtest.h>
@@ -125,6 +126,7 @@ using Host = Kokkos::DefaultHostExecutionSpace;
 
 [[maybe_unused]] const bool registered =
     (llmk_test::contract::register_bad_input_tests<llmk_test::ClassifierBackwardContract, Host>(),
+     llmk_test::contract::register_bad_input_tests<llmk_test::ClassifierForwardContract, Host>(),
      true);
 
 }  // namespace

@@ -89,8 +89,8 @@ class Gpt2Backward {
   // The classifier's losses (B, T), after a fence; their mean.
   std::vector<double> losses() const;
   double mean_loss() const;
-  // The loaded batch's mean loss: the forward and the classifier alone (a
-  // validation batch's), after a fence.
+  // The loaded batch's mean loss: the forward and classifier_forward (a
+  // validation batch's; no backward), after a fence.
   double evaluate();
 
   const ExecSpace& exec() const { return exec_; }

@@ -13,11 +13,12 @@ std::vector<double> reference_training(ReferenceModel model, const OptimizerSett
   }
   const double b1 = settings.beta1, b2 = settings.beta2;
   std::vector<double> losses;
-  for (std::int64_t s = 0; s < schedule.steps; ++s) {
+  for (std::int64_t s = 0;; ++s) {
     const ReferenceForward f = reference_forward(model);
     double loss = 0;
     for (double x : f.losses) loss += x;
     losses.push_back(loss / double(f.losses.size()));
+    if (s == schedule.steps) break;
     const Doubles grads = reference_backward(model, f);
     double norm = 0;
     for (const auto& [name, p] : model.params)

@@ -12,7 +12,8 @@
 
 namespace gpt2 {
 
-// The mean loss before each of schedule.steps steps.
+// The mean loss before each of schedule.steps steps, then after the last
+// (steps + 1 values).
 std::vector<double> reference_training(ReferenceModel model, const OptimizerSettings& settings,
                                        const Schedule& schedule);
 

@@ -199,6 +199,13 @@ int tiny_selfcheck(const Args& args) {
     std::printf("step %2lld: loss %.6f, reference %.6f (relative error %.2e), norm %.4f\n",
                 (long long)s + 1, r.loss, expected[std::size_t(s)], error, r.grad_norm);
   }
+  // The loss after the last step, as a validation batch's (classifier_forward).
+  const double last = trainer.loss(model.tokens, model.targets);
+  const double final_expected = expected.back();
+  const double final_error = std::fabs(last - final_expected) / std::fabs(final_expected);
+  std::printf("after the last step: loss %.6f, reference %.6f (relative error %.2e)\n", last,
+              final_expected, final_error);
+  worst = std::max(worst, final_error);
   const bool ok = worst <= tolerance;
   std::printf("%s: every step's loss within %.1e of the float64 reference's (worst %.2e)\n",
               ok ? "passed" : "FAILED", tolerance, worst);

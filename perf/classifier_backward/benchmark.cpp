@@ -11,6 +11,7 @@
 // GB/s (Shape::bytes, the least a call moves).
 #include "../harness/op_benchmark.hpp"
 #include "peers.hpp"
+#include "rows.hpp"
 
 #include <llmk/classifier_backward.hpp>
 #include <ops/classifier_backward/reference/reference.hpp>
@@ -21,40 +22,24 @@ namespace {
 
 namespace ref = reference::classifier;
 
-struct Options {
-  // GPT-2's classifier at llm.c's training batch.
-  std::int64_t B = 8, T = 1024, V = 50257, Vp = 50304;
+struct Options : classifier::Sizes {
   std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
   std::string precisions = "fp32";  // "all", or a comma list: fp32, bf16
   bool per_position = false;        // a dloss array rather than llm.c's 1/(B·T)
   bool no_target_check = false;     // options.check_targets = false
 };
 
-struct Description {
+struct Description : classifier::Rows {
   using Tag = ClassifierBackward;
   using Spec = op::classifier_backward::Spec;
   using Options = classifier_backward::Options;
   static constexpr const char* help =
       "softmax cross-entropy's backward, fused (losses, and dlogits in place of the logits)";
-  using Shape = ref::Shape;
   using Problem = ref::HostProblem;
   using Peer = classifier_backward::Peer;
   static constexpr const char* title = "classifier backward";
-  static constexpr const char* unit = "row";
   static constexpr bool in_place = true;  // as llm.c trains
 
-  static Shape shape(const Options& opt) {
-    check_product({opt.B, opt.T, opt.Vp}, "B·T·Vp");
-    if (opt.V > opt.Vp) throw std::invalid_argument("--V must be at most --Vp");
-    return {"perf", opt.B, opt.T, opt.V, opt.Vp};
-  }
-  static core::op::SymbolSizes sizes(const Shape& s) {
-    return {{"B", s.B}, {"T", s.T}, {"V", s.V}, {"Vp", s.Vp}};
-  }
-  static std::int64_t units(const Shape& s) { return s.M(); }
-  static core::op::SymbolSizes part(const core::op::SymbolSizes& s, std::int64_t rows) {
-    return s.with("B", 1).with("T", rows);
-  }
   static std::vector<bool> present(const Options& opt) {
     return {true, true, true, true, opt.per_position};  // dloss: an array, or one value
   }
@@ -145,10 +130,7 @@ struct Description {
   }
 
   static void add_options(CLI::App& app, Options& opt) {
-    add_size(app, "--B", opt.B, "batch size");
-    add_size(app, "--T", opt.T, "sequence length");
-    add_size(app, "--V", opt.V, "vocabulary (the real columns)", 1);
-    add_size(app, "--Vp", opt.Vp, "padded vocabulary (the logits' rows)", 1);
+    add_sizes(app, opt);
     add_selection_options<Description>(app, opt);
     app.add_flag("--dloss-per-position", opt.per_position,
                  "a float dloss per position rather than 1/(B·T) for all (no peer row then)");

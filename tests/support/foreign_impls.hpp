@@ -13,6 +13,7 @@
 #include <llmk/attention_backward.hpp>
 #include <llmk/attention_forward.hpp>
 #include <llmk/classifier_backward.hpp>
+#include <llmk/classifier_forward.hpp>
 #include <llmk/adamw.hpp>
 #include <llmk/encoder_backward.hpp>
 #include <llmk/encoder_forward.hpp>
@@ -45,6 +46,7 @@ std::vector<std::string> foreign_impls_of(const std::vector<Info>& own) {
                              as_impl_infos(llmk::impls<llmk::EncoderBackward>()),
                              as_impl_infos(llmk::impls<llmk::EncoderForward>()),
                              as_impl_infos(llmk::impls<llmk::ClassifierBackward>()),
+                             as_impl_infos(llmk::impls<llmk::ClassifierForward>()),
                              as_impl_infos(llmk::impls<llmk::AttentionBackward>()),
                              as_impl_infos(llmk::impls<llmk::AttentionBackwardRecompute>()),
                              as_impl_infos(llmk::impls<llmk::AttentionForward>())});

@@ -1,8 +1,10 @@
 #!/bin/bash
 # GPU call G17 (either card; the reply names it), in parts:
 #   G17.sh gpu   (1) llmk-gpt2-train's tiny self-check on Cuda (fp32, bf16:
-#                every step's loss against the float64 reference's) and
-#                adamw's Cuda tests (bf16-fp32grad new); (2) GPT-2 124M from
+#                every step's loss against the float64 reference's),
+#                adamw's Cuda tests (bf16-fp32grad new) and classifier_forward's
+#                (new), and classifier_forward's rows beside PyTorch's
+#                F.cross_entropy (reduction 'none'); (2) GPT-2 124M from
 #                one random checkpoint (llmk-gpt2-train --steps 0 --save) on
 #                one synthetic token file (--write-tokens), B 8, T 1024, 20
 #                steps of llm.c's recipe (lr 6e-4, warmup 5, cosine to 10 %,
@@ -14,7 +16,8 @@
 #                T 64, 10 steps, beside PyTorch's CPU eager fp32.
 #   G17.sh all   both, one machine start.
 # Binaries: .gpu-carry/g17.tar.xz (bin/: the Cuda configuration's
-# llmk-gpt2-train and llmk_tests_cuda linked from test_adamw.cpp; host/: the
+# llmk-gpt2-train, llmk-perf and llmk_tests_cuda linked from test_adamw.cpp
+# and test_classifier_forward.cpp; host/: the
 # OpenMP configuration's llmk-gpt2-train; lib/).
 # Output: $OUT/g17-<part>.tar.gz, written after each step.
 set -u
@@ -28,8 +31,15 @@ TRAIN="--B 8 --T 1024 --steps 20 --lr 6e-4 --warmup 5 --final-lr-frac 0.1 --weig
 gpu() {
   for p in fp32 bf16; do timeout 60 /tmp/p/bin/llmk-gpt2-train --tiny-selfcheck --precision $p; done > $O/tiny-selfcheck.txt 2>&1
   grep -E "passed|FAILED" $O/tiny-selfcheck.txt
-  timeout 60 /tmp/p/bin/llmk_tests_cuda --gtest_filter='adamw/*:AdamW*' > $O/suite-adamw.log 2>&1
-  echo "=== adamw suite exit $?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" $O/suite-adamw.log | head -8
+  timeout 90 /tmp/p/bin/llmk_tests_cuda --gtest_filter='adamw/*:AdamW*:classifier_forward/*:ClassifierForward*' > $O/suite.log 2>&1
+  echo "=== suite exit $?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" $O/suite.log | head -8
+  timeout 90 python3 $R/perf/torch_baseline.py classifier_forward --precision all \
+    --json $O/torch-classifier_forward.json > $O/torch-classifier_forward.txt 2>&1
+  tail -4 $O/torch-classifier_forward.txt
+  i=; [ -s $O/torch-classifier_forward.json ] && i="--import $O/torch-classifier_forward.json"
+  timeout 60 /tmp/p/bin/llmk-perf classifier_forward --backend cuda --precision all --budget 1 $i \
+    --json $O/classifier_forward.json > $O/classifier_forward.txt 2>/dev/null
+  echo "=== perf"; grep -E "^[a-z_:-]+\*? +Cuda" $O/classifier_forward.txt | cut -c1-150
   save
   /tmp/p/bin/llmk-gpt2-train --write-tokens /tmp/t/train.bin --count 1000000 --V 50257 > /dev/null
   timeout 60 /tmp/p/bin/llmk-gpt2-train --train /tmp/t/train.bin --steps 0 --save /tmp/t/init.bin | tail -1

@@ -15,16 +15,6 @@ namespace {
 
 using namespace op::classifier_backward;
 
-// The targets as an int32 operand (their own reference type: TargetsRef).
-template <class ExecSpace>
-core::op::Operand targets_operand(const TargetsRef<ExecSpace>& t) {
-  core::op::Operand o;
-  o.info = {"targets",      t.data(),     std::size_t(t.size()) * sizeof(std::int32_t),
-            t.rank(),       {t.extent(0), t.rank() > 1 ? t.extent(1) : 0, 0, 0},
-            t.contiguous(), false};
-  return o;
-}
-
 // dloss as an array operand: a view, or a pointer to one float per position
 // in the logits' rows ((B, T) or (M), as the targets); none for one value.
 template <class ExecSpace>
@@ -54,7 +44,7 @@ void classifier_backward(Context<ExecSpace>& ctx, const Out<ExecSpace>& dlogits,
                          index_t V, const ClassifierBackwardOptions& options) {
   core::op::call<Op>(ctx, options,
                      std::array<core::op::Operand, 5>{dlogits, losses, logits,
-                                                      targets_operand(targets),
+                                                      op::classifier::targets_operand(targets),
                                                       dloss_operand(dloss, logits)},
                      Scalars{dloss.value, V});
 }

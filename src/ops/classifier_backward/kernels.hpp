@@ -41,13 +41,16 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace llmk::kernels {
 
 template <class ExecSpace, class T>
 struct ClassifierArgs {
-  Matrix<ExecSpace, T> dlogits;                  // M × Vp (may be logits' memory)
+  Matrix<ExecSpace, T> dlogits;                  // M × Vp (may be logits' memory), or
+                                                 // empty: losses alone (classifier_forward)
   ConstMatrix<ExecSpace, T> logits;              // M × Vp
   Vector<ExecSpace, float> losses;               // M, or empty
   ConstVector<ExecSpace, std::int32_t> targets;  // M
@@ -84,6 +87,7 @@ void classifier_rows_naive(const ExecSpace& exec, const Args& a) {
         const int t = a.targets(m);
         const float x_t = t >= 0 && t < V ? to_float(a.logits(m, t)) : quiet_nan();
         if (a.losses.extent(0) != 0) a.losses(m) = compat::log(sum) + (max - x_t);
+        if (a.dlogits.data() == nullptr) return;
         const float scale = classifier_dloss(a, m), inv_sum = 1.0f / sum;
         using T = typename decltype(a.dlogits)::value_type;
         for (int c = 0; c < Vp; ++c) {
@@ -209,7 +213,7 @@ class ClassifierRows {
     // in L2 when it ran just before (as llm.c).
     const index_t m = index_t(a_.logits.extent(0)) - 1 - team.league_rank();
     const T* const x = &a_.logits(m, 0);
-    T* const dx = &a_.dlogits(m, 0);
+    T* const dx = a_.dlogits.data() ? &a_.dlogits(m, 0) : nullptr;
     const int t = a_.targets(m);
     // Read by every lane now: dlogits may overwrite it after the barrier.
     const float x_t = t >= 0 && t < V_ ? to_float(x[t]) : quiet_nan();
@@ -240,7 +244,8 @@ class ClassifierRows {
     const Online row = team_total(team, mine);
 
     const float scale = classifier_dloss(a_, m), inv_sum = 1.0f / row.sum;
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, L), [&](const int lane) {
+    // Without dlogits (the loss alone) the row is read once.
+    if (dx) Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, L), [&](const int lane) {
       for (int p0 = first + lane; p0 < packs_; p0 += stride * U) {
         Elems e[U];
         static_for<U>([&](const int k) {
@@ -309,6 +314,8 @@ inline void classifier_row_host(T* dx, const T* x, const int V, const int Vp, co
     const float v = to_float(x[c]);
     sum += v == neg_inf() ? 0.0f : Online::exp_of(v - max);
   }
+  if (loss != nullptr) *loss = compat::log(sum) + (max - x_t);
+  if (dx == nullptr) return;  // the loss alone
   const float inv_sum = 1.0f / sum;
   LLMK_SIMD
   for (int c = 0; c < V; ++c) {
@@ -317,7 +324,6 @@ inline void classifier_row_host(T* dx, const T* x, const int V, const int Vp, co
     dx[c] = from_float<T>((prob - (c == t ? 1.0f : 0.0f)) * scale);
   }
   for (int c = V; c < Vp; ++c) dx[c] = from_float<T>(0.0f);
-  if (loss != nullptr) *loss = compat::log(sum) + (max - x_t);
 }
 
 template <class ExecSpace, class T>
@@ -326,7 +332,8 @@ void classifier_rows_host(const ExecSpace& exec, const ClassifierArgs<ExecSpace,
   Kokkos::parallel_for("llmk::classifier_rows_host",
                        Range<ExecSpace>(exec, 0, index_t(a.logits.extent(0))),
                        [=](const index_t m) {
-                         classifier_row_host(&a.dlogits(m, 0), &a.logits(m, 0), V, Vp, a.targets(m),
+                         classifier_row_host(a.dlogits.data() ? &a.dlogits(m, 0) : nullptr,
+                                             &a.logits(m, 0), V, Vp, a.targets(m),
                                              classifier_dloss(a, m),
                                              a.losses.extent(0) != 0 ? &a.losses(m) : nullptr);
                        });
@@ -384,6 +391,25 @@ index_t first_bad_target(const ExecSpace& exec, const ConstVector<ExecSpace, std
       },
       Kokkos::Min<index_t>(first));
   return first;
+}
+
+// std::invalid_argument naming the count and the first of the targets
+// outside [0, V), when there are: a reduction on the call's queue whose
+// count the host waits for (the classifier operations' check_targets).
+template <class ExecSpace>
+void refuse_bad_targets(const ExecSpace& exec, const ConstVector<ExecSpace, std::int32_t>& targets,
+                        const int V, const char* op_name) {
+  const index_t bad = count_bad_targets(exec, targets, V);
+  if (bad == 0) return;
+  const index_t first = first_bad_target(exec, targets, V);
+  Kokkos::View<std::int32_t, Kokkos::HostSpace> value("llmk::classifier_bad_target");
+  Kokkos::deep_copy(exec, value, Kokkos::subview(targets, first));
+  exec.fence();
+  throw std::invalid_argument(std::string(op_name) + ": argument 'targets' holds " +
+                              std::to_string(bad) + " value(s) outside [0, V = " +
+                              std::to_string(V) + "), the first at position " +
+                              std::to_string(first) + " (" + std::to_string(value()) +
+                              "); nothing was written");
 }
 
 }  // namespace llmk::kernels

@@ -8,12 +8,11 @@
 #include <core/op/entry.hpp>
 #include <core/op/typed.hpp>
 #include <core/registry.hpp>
+#include <ops/classifier_backward/common.hpp>
 #include <ops/classifier_backward/fused.hpp>
 #include <ops/classifier_backward/naive.hpp>
 #include <ops/classifier_backward/row_in_shared.hpp>
 
-#include <stdexcept>
-#include <string>
 
 namespace llmk::op::classifier_backward {
 
@@ -42,12 +41,7 @@ struct Op : Spec, core::op::OpDefaults {
   // V: 1 to Vp columns (0 only without rows).
   template <class Bound>
   static void check(const Bound& b, const Scalars& s) {
-    const index_t Vp = b["Vp"], M = b.rows();
-    if (s.V < 0 || s.V > Vp || (s.V == 0 && M > 0)) {
-      throw std::invalid_argument(std::string(name) + ": V = " + std::to_string(s.V) +
-                                  " but the vocabulary must have 1 to Vp = " + std::to_string(Vp) +
-                                  " columns (logits' last extent)");
-    }
+    classifier::check_vocabulary(name, s.V, b["Vp"], b.rows());
   }
 
   template <class ExecSpace, class P, class Bound>
@@ -72,20 +66,8 @@ struct Op : Spec, core::op::OpDefaults {
   // everything else that can fail, before the first write.
   template <class ExecSpace, class P>
   static void before_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
-    if (!call.options.check_targets) return;
-    const auto& targets = p.args.targets;
-    const int V = p.args.V;
-    const index_t bad = kernels::count_bad_targets(call.exec, targets, V);
-    if (bad == 0) return;
-    const index_t first = kernels::first_bad_target(call.exec, targets, V);
-    Kokkos::View<std::int32_t, Kokkos::HostSpace> value("llmk::classifier_bad_target");
-    Kokkos::deep_copy(call.exec, value, Kokkos::subview(targets, first));
-    call.exec.fence();
-    throw std::invalid_argument(std::string(name) + ": argument 'targets' holds " +
-                                std::to_string(bad) + " value(s) outside [0, V = " +
-                                std::to_string(V) + "), the first at position " +
-                                std::to_string(first) + " (" + std::to_string(value()) +
-                                "); nothing was written");
+    if (call.options.check_targets)
+      kernels::refuse_bad_targets(call.exec, p.args.targets, p.args.V, name);
   }
 };
 
