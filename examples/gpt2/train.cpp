@@ -84,13 +84,24 @@ Trainer<ExecSpace, T>::Trainer(const ExecSpace& exec, const Config& cfg, const F
 template <class ExecSpace, class T>
 StepResult Trainer<ExecSpace, T>::step(const std::vector<std::int32_t>& inputs,
                                        const std::vector<std::int32_t>& targets, float lr) {
-  model_.load_batch(inputs, targets);
-  model_.forward(/*save_logits=*/false);
-  model_.run();
   StepResult r;
+  Kokkos::Timer timer;
+  // The seconds since the last lap, after a fence (only when timing phases).
+  const auto lap = [&](double& seconds) {
+    if (!time_phases_) return;
+    model_.exec().fence();
+    seconds = timer.seconds();
+    timer.reset();
+  };
+  model_.load_batch(inputs, targets);
+  model_.forward(/*keep_logits=*/false);
+  lap(r.forward_s);
+  model_.run();
+  lap(r.backward_s);
   r.grad_norm = optimizer_.grad_norm(model_.context(), model_.parameter_gradients());
   optimizer_.step(model_.context(), model_.parameters(), model_.parameter_gradients(), lr, ++t_,
                   r.grad_norm);
+  lap(r.optimizer_s);
   r.loss = model_.mean_loss();  // waits for the step
   return r;
 }

@@ -55,6 +55,10 @@ std::vector<std::int32_t> synthetic_tokens(index_t count, index_t V, std::uint64
 struct StepResult {
   double loss = 0;       // the batch's mean loss before the step
   float grad_norm = 0;   // the gradients' global norm, before clipping
+  // Seconds of each phase, where the step was asked to fence after each
+  // (Trainer::time_phases): the batch's upload and the forward, the
+  // backward, the norm and AdamW.
+  double forward_s = 0, backward_s = 0, optimizer_s = 0;
 };
 
 // The model on the device and its optimizer state: one step enqueues the
@@ -72,6 +76,8 @@ class Trainer {
   double loss(const std::vector<std::int32_t>& inputs, const std::vector<std::int32_t>& targets);
   // The weights (the fp32 master weights of a bf16 model).
   Floats weights();
+  // Whether each step fences after its phases to time them (StepResult).
+  void time_phases(bool on) { time_phases_ = on; }
   std::int64_t steps_taken() const { return t_; }
   const ExecSpace& exec() const { return model_.exec(); }
 
@@ -79,6 +85,7 @@ class Trainer {
   Gpt2Backward<ExecSpace, T> model_;
   Optimizer<ExecSpace, T> optimizer_;
   std::int64_t t_ = 0;
+  bool time_phases_ = false;
 };
 
 }  // namespace gpt2

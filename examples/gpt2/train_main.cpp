@@ -52,6 +52,7 @@ struct Args {
   std::int64_t val_every = 20, val_batches = 20;
   std::uint64_t seed = 1234;
   bool selfcheck = false;
+  bool time_phases = false;  // fence after each phase of a step, time them
   double tolerance = 0;  // default: by precision
   std::set<std::string> given;  // the options on the command line
 };
@@ -61,6 +62,7 @@ const char* const kUsage =
     "         [--save-version 3|5] [--losses-out FILE.json] [--precision fp32|bf16]\n"
     "         [--B n] [--T n] [--steps n] [--lr x] [--warmup n] [--final-lr-frac x]\n"
     "         [--weight-decay x] [--grad-clip x] [--val-every n] [--val-batches n] [--seed n]\n"
+    "         [--time-phases]   (fence after each phase: forward, backward, optimizer)\n"
     "         [--L n --C n --NH n --V n --Vp n --maxT n]   (a random model; GPT-2 124M's)\n"
     "       llmk-gpt2-train --tiny-selfcheck [sizes] [--steps n] [--precision ...] [--tolerance x]\n"
     "       llmk-gpt2-train --write-tokens FILE [--count n] [--V n] [--seed n]\n"
@@ -139,6 +141,8 @@ Args parse(int argc, char** argv) {
       a.seed = std::uint64_t(integer(0));
     } else if (arg == "--tolerance") {
       a.tolerance = real();
+    } else if (arg == "--time-phases") {
+      a.time_phases = true;
     } else if (arg == "--tiny-selfcheck") {
       a.selfcheck = true;
     } else if (arg == "--write-tokens") {
@@ -240,6 +244,7 @@ int train(const Args& args) {
   gpt2::TrainReport report(cfg, args.precision, args.schedule.steps);
   report.start(args.model.empty() ? "a random GPT-2" : args.model, maxT);
   gpt2::Trainer<Exec, T> trainer(Exec(), cfg, weights, args.optimizer);
+  trainer.time_phases(args.time_phases);
 
   const auto validate_loss = [&](std::int64_t step) {
     if (!val_tokens) return;

@@ -57,6 +57,10 @@ void TrainReport::step(std::int64_t s, const StepResult& r, float lr, double sec
   if (s == 0) memory_used_ = device_memory_used() - std::min(memory_before_, device_memory_used());
   losses_.push_back(r.loss), norms_.push_back(r.grad_norm), lrs_.push_back(lr);
   seconds_.push_back(seconds);
+  if (r.forward_s > 0) {
+    forward_s_.push_back(r.forward_s), backward_s_.push_back(r.backward_s);
+    optimizer_s_.push_back(r.optimizer_s);
+  }
   const double tokens = double(cfg_.B * cfg_.T);
   std::printf("step %4lld/%lld: loss %.6f  norm %.4f  lr %.2e  %.2f ms  %.0f tok/s\n",
               (long long)s + 1, (long long)steps_, r.loss, r.grad_norm, lr, seconds * 1e3,
@@ -78,6 +82,11 @@ void TrainReport::finish(const std::string& json_path) const {
                 memory_used_ ? (", device memory " + std::to_string(memory_used_ >> 20) + " MiB")
                                    .c_str()
                              : "");
+  if (!forward_s_.empty())
+    std::printf("phases (fenced, median after the first step): forward %.2f ms, backward %.2f "
+                "ms, norm and AdamW %.2f ms\n",
+                median_seconds(forward_s_) * 1e3, median_seconds(backward_s_) * 1e3,
+                median_seconds(optimizer_s_) * 1e3);
   if (json_path.empty()) return;
   std::ofstream out(json_path);
   out.precision(9);
@@ -88,6 +97,11 @@ void TrainReport::finish(const std::string& json_path) const {
   write_array(out, "grad_norms", norms_);
   write_array(out, "lrs", lrs_);
   write_array(out, "step_seconds", seconds_);
+  if (!forward_s_.empty()) {
+    write_array(out, "forward_seconds", forward_s_);
+    write_array(out, "backward_seconds", backward_s_);
+    write_array(out, "optimizer_seconds", optimizer_s_);
+  }
   out << "  \"val_losses\": [";
   for (std::size_t i = 0; i < val_losses_.size(); ++i)
     out << (i ? ", " : "") << "[" << val_losses_[i].first << ", " << val_losses_[i].second << "]";

@@ -31,6 +31,7 @@ class TrainReport {
   std::int64_t steps_;
   std::size_t memory_before_ = 0, memory_used_ = 0;
   std::vector<double> losses_, norms_, lrs_, seconds_;
+  std::vector<double> forward_s_, backward_s_, optimizer_s_;  // with --time-phases
   std::vector<std::pair<std::int64_t, double>> val_losses_;
 };
 

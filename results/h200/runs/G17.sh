@@ -14,7 +14,13 @@
 #                llmk's step by step and its step time.
 #   G17.sh cpu   the host's 16 cores: llmk-gpt2-train (OpenMP) fp32, B 4,
 #                T 64, 10 steps, beside PyTorch's CPU eager fp32.
-#   G17.sh all   both, one machine start.
+#   G17.sh exp   an experiment, not in the tree: attention_forward's flash_mma
+#                with 8 warps (128 queries a block sharing each key and value
+#                tile) against the shipped 4: its Cuda tests with 8, and
+#                llmk-perf attention_forward bf16 with LLMK_FWD_WARPS=4 and 8
+#                (exp/: binaries built from the shipped tree with the kernel
+#                templated on its warps).
+#   G17.sh all   gpu, exp and cpu, one machine start.
 # Binaries: .gpu-carry/g17.tar.xz (bin/: the Cuda configuration's
 # llmk-gpt2-train, llmk-perf and llmk_tests_cuda linked from test_adamw.cpp
 # and test_classifier_forward.cpp; host/: the
@@ -47,6 +53,9 @@ gpu() {
     timeout 90 /tmp/p/bin/llmk-gpt2-train --model /tmp/t/init.bin --train /tmp/t/train.bin $TRAIN \
       --precision $p --val-every 0 --losses-out $O/llmk-$p.json > $O/llmk-$p.txt 2>&1
     echo "=== llmk $p (exit $?)"; grep -E "^step +(1|5|20)/|summary" $O/llmk-$p.txt
+    timeout 90 /tmp/p/bin/llmk-gpt2-train --model /tmp/t/init.bin --train /tmp/t/train.bin $TRAIN \
+      --precision $p --val-every 0 --time-phases > $O/llmk-$p-phases.txt 2>&1
+    grep -E "^phases" $O/llmk-$p-phases.txt
   done
   save
   tol() { [ $1 = fp32 ] && echo 1e-3 || echo 2e-2; }
@@ -67,14 +76,28 @@ cpu() {
   timeout 120 /tmp/p/host/llmk-gpt2-train --model /tmp/t/init.bin --train /tmp/t/train.bin $C \
     --val-every 0 --losses-out $O/cpu-llmk-fp32.json > $O/cpu-llmk-fp32.txt 2>&1
   echo "=== cpu llmk fp32 (exit $?)"; grep -E "summary" $O/cpu-llmk-fp32.txt
+  timeout 120 /tmp/p/host/llmk-gpt2-train --model /tmp/t/init.bin --train /tmp/t/train.bin $C \
+    --val-every 0 --time-phases > $O/cpu-llmk-fp32-phases.txt 2>&1
+  grep -E "^phases" $O/cpu-llmk-fp32-phases.txt
   timeout 150 python3 $R/examples/gpt2/gpt2_train_torch.py --model /tmp/t/init.bin --train /tmp/t/train.bin \
     $C --device cpu --threads 16 --json $O/cpu-torch-eager-fp32.json --compare $O/cpu-llmk-fp32.json \
     --tolerance 1e-3 > $O/cpu-torch-eager-fp32.txt 2>&1
   echo "=== cpu torch eager fp32 (exit $?)"; grep -E "summary|passed|FAILED|Error" $O/cpu-torch-eager-fp32.txt | cut -c1-200
   save
 }
+exp() {
+  timeout 120 /tmp/p/exp/llmk_tests_fwd8 --gtest_filter='attention_forward/*' > $O/exp-suite.log 2>&1
+  echo "=== exp suite (8 warps) exit $?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" $O/exp-suite.log | head -6
+  for w in 4 8 4 8; do
+    LLMK_FWD_WARPS=$w timeout 60 /tmp/p/exp/llmk-perf-fwd8 attention_forward --backend cuda --precision bf16 \
+      --impl flash_mma --budget 1 --device-time --json $O/exp-warps$w.json > $O/exp-warps$w.txt 2>/dev/null
+    echo "=== warps $w"; grep -E "^flash_mma" $O/exp-warps$w.txt | cut -c1-120
+  done
+  save
+}
 case $part in
   gpu) gpu ;;
   cpu) cpu ;;
-  all) gpu; part=cpu; O=/tmp/o17-cpu; mkdir -p $O; cpu ;;
+  exp) exp ;;
+  all) gpu; part=exp; O=/tmp/o17-exp; mkdir -p $O; exp; part=cpu; O=/tmp/o17-cpu; mkdir -p $O; cpu ;;
 esac
