@@ -20,7 +20,8 @@
 #                llmk-perf attention_forward bf16 with LLMK_FWD_WARPS=4 and 8
 #                (exp/: binaries built from the shipped tree with the kernel
 #                templated on its warps).
-#   G17.sh all   gpu, exp and cpu, one machine start.
+#   G17.sh all   gpu, cpu, classifier_forward's perf rows (part perf) and
+#                exp, in that order of need, one machine start.
 # Binaries: .gpu-carry/g17.tar.xz (bin/: the Cuda configuration's
 # llmk-gpt2-train, llmk-perf and llmk_tests_cuda linked from test_adamw.cpp
 # and test_classifier_forward.cpp; host/: the
@@ -39,13 +40,6 @@ gpu() {
   grep -E "passed|FAILED" $O/tiny-selfcheck.txt
   timeout 90 /tmp/p/bin/llmk_tests_cuda --gtest_filter='adamw/*:AdamW*:classifier_forward/*:ClassifierForward*' > $O/suite.log 2>&1
   echo "=== suite exit $?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" $O/suite.log | head -8
-  timeout 90 python3 $R/perf/torch_baseline.py classifier_forward --precision all \
-    --json $O/torch-classifier_forward.json > $O/torch-classifier_forward.txt 2>&1
-  tail -4 $O/torch-classifier_forward.txt
-  i=; [ -s $O/torch-classifier_forward.json ] && i="--import $O/torch-classifier_forward.json"
-  timeout 60 /tmp/p/bin/llmk-perf classifier_forward --backend cuda --precision all --budget 1 $i \
-    --json $O/classifier_forward.json > $O/classifier_forward.txt 2>/dev/null
-  echo "=== perf"; grep -E "^[a-z_:-]+\*? +Cuda" $O/classifier_forward.txt | cut -c1-150
   save
   /tmp/p/bin/llmk-gpt2-train --write-tokens /tmp/t/train.bin --count 1000000 --V 50257 > /dev/null
   timeout 60 /tmp/p/bin/llmk-gpt2-train --train /tmp/t/train.bin --steps 0 --save /tmp/t/init.bin | tail -1
@@ -54,7 +48,7 @@ gpu() {
       --precision $p --val-every 0 --losses-out $O/llmk-$p.json > $O/llmk-$p.txt 2>&1
     echo "=== llmk $p (exit $?)"; grep -E "^step +(1|5|20)/|summary" $O/llmk-$p.txt
     timeout 90 /tmp/p/bin/llmk-gpt2-train --model /tmp/t/init.bin --train /tmp/t/train.bin $TRAIN \
-      --precision $p --val-every 0 --time-phases > $O/llmk-$p-phases.txt 2>&1
+      --precision $p --val-every 0 --steps 6 --time-phases > $O/llmk-$p-phases.txt 2>&1
     grep -E "^phases" $O/llmk-$p-phases.txt
   done
   save
@@ -66,6 +60,16 @@ gpu() {
     echo "=== $n (exit $?)"; grep -E "summary|passed|FAILED|Error" $O/$n.txt | cut -c1-200
     save
   done
+}
+classifier_perf() {
+  timeout 90 python3 $R/perf/torch_baseline.py classifier_forward --precision all \
+    --json $O/torch-classifier_forward.json > $O/torch-classifier_forward.txt 2>&1
+  tail -4 $O/torch-classifier_forward.txt
+  i=; [ -s $O/torch-classifier_forward.json ] && i="--import $O/torch-classifier_forward.json"
+  timeout 60 /tmp/p/bin/llmk-perf classifier_forward --backend cuda --precision all --budget 1 $i \
+    --json $O/classifier_forward.json > $O/classifier_forward.txt 2>/dev/null
+  echo "=== perf"; grep -E "^[a-z_:-]+\*? +Cuda" $O/classifier_forward.txt | cut -c1-150
+  save
 }
 cpu() {
   export OMP_NUM_THREADS=16 OMP_PROC_BIND=spread OMP_PLACES=cores
@@ -99,5 +103,7 @@ case $part in
   gpu) gpu ;;
   cpu) cpu ;;
   exp) exp ;;
-  all) gpu; part=exp; O=/tmp/o17-exp; mkdir -p $O; exp; part=cpu; O=/tmp/o17-cpu; mkdir -p $O; cpu ;;
+  all) gpu; part=cpu; O=/tmp/o17-cpu; mkdir -p $O; cpu
+       part=perf; O=/tmp/o17-perf; mkdir -p $O; classifier_perf
+       part=exp; O=/tmp/o17-exp; mkdir -p $O; exp ;;
 esac
