@@ -14,7 +14,9 @@
 namespace gpt2 {
 
 // llm.c's schedule: linear warmup over `warmup` steps to lr, then a cosine
-// decay to lr · final_lr_frac at the last step (final_lr_frac 1: constant).
+// decay to lr · final_lr_frac (final_lr_frac 1: constant). This one reaches
+// it at the last step (the ratio's denominator steps − warmup − 1); llm.c's
+// divides by steps − warmup and stops one step short of it.
 struct Schedule {
   float lr = 3e-4f;
   std::int64_t warmup = 0;
