@@ -139,6 +139,36 @@ bool files_selfcheck(const std::string& dir) {
   b.pop_back();
   spill(bad, b);
   c.refused("token file: a byte short refused", bad, "the tokens take", read_tok);
+  // Shards: a glob pattern's files one after the other, then back to the first.
+  std::vector<std::int32_t> shard0(100), shard1(100);
+  for (std::int32_t i = 0; i < 100; ++i) shard0[std::size_t(i)] = i, shard1[std::size_t(i)] = 1000 + i;
+  write_tokens(dir + "/shard_000.bin", shard0);
+  write_tokens(dir + "/shard_001.bin", shard1);
+  TokenStream stream(dir + "/shard_*.bin", 1, 8, 2000);  // 12 batches of 8 (+1) a shard
+  std::vector<std::int32_t> in, tg;
+  std::vector<std::int32_t> firsts;
+  bool shifted = true;
+  for (int b = 0; b < 25; ++b) {
+    stream.next(in, tg);
+    firsts.push_back(in[0]);
+    for (std::size_t i = 0; i + 1 < in.size(); ++i) shifted = shifted && tg[i] == in[i + 1];
+  }
+  c.expect("shards: 2 files, in name order, each in turn, then the first again",
+           stream.files().size() == 2 && firsts[0] == 0 && firsts[11] == 88 &&
+               firsts[12] == 1000 && firsts[23] == 1088 && firsts[24] == 0 && shifted);
+  stream.next(in, tg);
+  stream.next(in, tg);
+  stream.rewind();
+  stream.next(in, tg);
+  c.expect("shards: rewind starts at the first file's first batch", in[0] == 0);
+  std::string message = "(nothing thrown)";
+  try {
+    TokenStream none(dir + "/none_*.bin", 1, 8, 2000);
+  } catch (const std::invalid_argument& e) {
+    message = e.what();
+  }
+  c.expect("shards: a pattern without files refused, naming it",
+           message.find("none_*.bin: no token file matches it") != std::string::npos);
   std::printf("%s\n", c.all ? "every file case passed" : "FAILED: a file case");
   return c.all;
 }

@@ -1,5 +1,9 @@
 #include "train.hpp"
 
+#include "llmc_files.hpp"
+
+#include <glob.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -17,23 +21,43 @@ float Schedule::at(std::int64_t s) const {
   return min_lr + float(coeff) * (lr - min_lr);
 }
 
-TokenStream::TokenStream(std::vector<std::int32_t> tokens, index_t B, index_t T, index_t V,
-                         const std::string& source)
-    : tokens_(std::move(tokens)), batch_(std::size_t(B * T)) {
+TokenStream::TokenStream(const std::string& pattern, index_t B, index_t T, index_t V)
+    : batch_(std::size_t(B * T)), V_(V) {
+  glob_t g{};
+  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
+    files_.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);  // sorted by glob
+  ::globfree(&g);
+  if (files_.empty()) throw std::invalid_argument(pattern + ": no token file matches it");
+  load(0);
+}
+
+void TokenStream::load(std::size_t file) {
+  const std::string& path = files_[file];
+  tokens_ = read_tokens(path);
   if (tokens_.size() < batch_ + 1)
-    throw std::invalid_argument(source + ": " + std::to_string(tokens_.size()) +
+    throw std::invalid_argument(path + ": " + std::to_string(tokens_.size()) +
                                 " tokens, fewer than a batch needs (B·T + 1 = " +
                                 std::to_string(batch_ + 1) + ")");
   for (std::size_t i = 0; i < tokens_.size(); ++i)
-    if (tokens_[i] < 0 || tokens_[i] >= V)
-      throw std::invalid_argument(source + ": token " + std::to_string(i) + " is " +
+    if (tokens_[i] < 0 || tokens_[i] >= V_)
+      throw std::invalid_argument(path + ": token " + std::to_string(i) + " is " +
                                   std::to_string(tokens_[i]) +
-                                  ", outside the model's vocabulary [0, V = " + std::to_string(V) +
+                                  ", outside the model's vocabulary [0, V = " + std::to_string(V_) +
                                   ")");
+  current_ = file;
+  position_ = 0;
+}
+
+void TokenStream::rewind() {
+  if (current_ != 0) load(0);
+  position_ = 0;
 }
 
 void TokenStream::next(std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& targets) {
-  if (position_ + batch_ + 1 > tokens_.size()) position_ = 0;
+  if (position_ + batch_ + 1 > tokens_.size()) {
+    if (files_.size() > 1) load((current_ + 1) % files_.size());
+    position_ = 0;
+  }
   inputs.assign(tokens_.begin() + std::ptrdiff_t(position_),
                 tokens_.begin() + std::ptrdiff_t(position_ + batch_));
   targets.assign(tokens_.begin() + std::ptrdiff_t(position_ + 1),

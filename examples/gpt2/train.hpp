@@ -26,21 +26,31 @@ struct Schedule {
   float at(std::int64_t s) const;
 };
 
-// llm.c's DataLoader over one token file held in memory: batch after batch of
-// B·T tokens and their targets (the tokens one position on), from the start
-// again when fewer than B·T + 1 remain.
+// llm.c's DataLoader: batch after batch of B·T tokens and their targets (the
+// tokens one position on) from llm.c's token files, the files of a glob
+// pattern one after the other in name order ("fineweb_train_*.bin"), one in
+// memory at a time; a file with fewer than B·T + 1 tokens left moves to the
+// next, and after the last back to the first.
 class TokenStream {
  public:
-  // Throws std::invalid_argument naming `source` when it holds fewer than
-  // B·T + 1 tokens or one outside [0, V).
-  TokenStream(std::vector<std::int32_t> tokens, index_t B, index_t T, index_t V,
-              const std::string& source);
+  // Throws std::invalid_argument when the pattern matches no file, or (here
+  // for the first file, on loading for the others) a file holds fewer than
+  // B·T + 1 tokens or one outside [0, V); std::runtime_error for a bad file
+  // (llmc_files.hpp). Each error names the file.
+  TokenStream(const std::string& pattern, index_t B, index_t T, index_t V);
   void next(std::vector<std::int32_t>& inputs, std::vector<std::int32_t>& targets);
-  void rewind() { position_ = 0; }
+  // Back to the first batch of the first file.
+  void rewind();
+  const std::vector<std::string>& files() const { return files_; }
 
  private:
+  void load(std::size_t file);
+
+  std::vector<std::string> files_;
+  std::size_t current_ = 0;
   std::vector<std::int32_t> tokens_;
   std::size_t batch_, position_ = 0;
+  index_t V_;
 };
 
 // GPT-2's initialization (llm.c's and PyTorch's GPT-2): weights N(0, 0.02²),

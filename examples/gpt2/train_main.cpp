@@ -67,7 +67,8 @@ const char* const kUsage =
     "       llmk-gpt2-train --tiny-selfcheck [sizes] [--steps n] [--precision ...] [--tolerance x]\n"
     "       llmk-gpt2-train --write-tokens FILE [--count n] [--V n] [--seed n]\n"
     "       llmk-gpt2-train --files-selfcheck DIR\n"
-    "  --train, --val: llm.c token files (header 20240520); --model: an llm.c checkpoint\n"
+    "  --train, --val: llm.c token files (header 20240520), or a glob pattern of them in\n"
+    "  quotes (\"fineweb_train_*.bin\": one after the other); --model: an llm.c checkpoint\n"
     "  (header 20240326, version 3 or 5); without it a random GPT-2 of the sizes given\n";
 
 Args parse(int argc, char** argv) {
@@ -236,13 +237,14 @@ int train(const Args& args) {
   // they are and written back with the trained ones.
   const std::vector<float> wpe_all = weights.at("wpe");
   weights["wpe"].resize(std::size_t(cfg.T * cfg.C));
-  gpt2::TokenStream train_tokens(gpt2::read_tokens(args.train), cfg.B, cfg.T, cfg.V, args.train);
+  gpt2::TokenStream train_tokens(args.train, cfg.B, cfg.T, cfg.V);
   std::unique_ptr<gpt2::TokenStream> val_tokens;
   if (!args.val.empty())
-    val_tokens = std::make_unique<gpt2::TokenStream>(gpt2::read_tokens(args.val), cfg.B, cfg.T,
-                                                     cfg.V, args.val);
+    val_tokens = std::make_unique<gpt2::TokenStream>(args.val, cfg.B, cfg.T, cfg.V);
   gpt2::TrainReport report(cfg, args.precision, args.schedule.steps);
   report.start(args.model.empty() ? "a random GPT-2" : args.model, maxT);
+  std::printf("train tokens: %zu file(s) of '%s'%s\n", train_tokens.files().size(),
+              args.train.c_str(), val_tokens ? (", validation: '" + args.val + "'").c_str() : "");
   gpt2::Trainer<Exec, T> trainer(Exec(), cfg, weights, args.optimizer);
   trainer.time_phases(args.time_phases);
 
