@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <type_traits>
+#include <vector>
 
 namespace gpt2 {
 
@@ -63,14 +64,14 @@ void Optimizer<ExecSpace, T>::step(llmk::Context<ExecSpace>& ctx,
                       ? settings_.grad_clip / norm : 1.0f;
   // bf16 parameters with float gradients (the backward's): adamw's
   // "bf16-fp32grad", with the master weights.
+  // The gradients in for_each's order, the parameters' too.
+  std::vector<const float*> g;
+  grads.for_each([&](const char*, Buffer<ExecSpace, float>& b) { g.push_back(b.data()); });
+  std::size_t i = 0;
   params.for_each([&](const char* name, Buffer<ExecSpace, T>& p) {
     hp.weight_decay = decays(name) ? settings_.weight_decay : 0.0f;
-    Buffer<ExecSpace, float> g;
-    grads.for_each([&](const char* gname, Buffer<ExecSpace, float>& b) {
-      if (std::string(gname) == name) g = b;
-    });
     float* master = has_master<T> ? master_.at(name).data() : nullptr;
-    llmk::adamw(ctx, llmk::BufferRef(p.data()), llmk::ConstBufferRef(g.data()),
+    llmk::adamw(ctx, llmk::BufferRef(p.data()), llmk::ConstBufferRef(g[i++]),
                 m_.at(name).data(), v_.at(name).data(), master, index_t(p.size()), hp);
   });
 }

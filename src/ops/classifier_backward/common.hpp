@@ -1,11 +1,13 @@
 // What both classifier operations (classifier_backward, classifier_forward)
 // check and bind alike: the targets as an int32 operand of the declared call
 // (their own reference type, TargetsRef: a view of std::int32_t or a pointer
-// with extents), and the vocabulary V against the rows' Vp columns.
+// with extents), the vocabulary V against the rows' Vp columns, and the
+// targets' values in [0, V).
 #pragma once
 
 #include <core/op/entry.hpp>
 #include <llmk/classifier_backward.hpp>
+#include <ops/classifier_backward/kernels.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -27,6 +29,26 @@ inline void check_vocabulary(const char* op, index_t V, index_t Vp, index_t M) {
     throw std::invalid_argument(std::string(op) + ": V = " + std::to_string(V) +
                                 " but the vocabulary must have 1 to Vp = " + std::to_string(Vp) +
                                 " columns (logits' last extent)");
+}
+
+// std::invalid_argument naming the count and the first of the targets
+// outside [0, V), when there are: a reduction on the call's queue whose
+// count the host waits for (the classifier operations' check_targets).
+template <class ExecSpace>
+void refuse_bad_targets(const ExecSpace& exec,
+                        const ConstVector<ExecSpace, std::int32_t>& targets,
+                        const int V, const char* op_name) {
+  const index_t bad = kernels::count_bad_targets(exec, targets, V);
+  if (bad == 0) return;
+  const index_t first = kernels::first_bad_target(exec, targets, V);
+  Kokkos::View<std::int32_t, Kokkos::HostSpace> value("llmk::classifier_bad_target");
+  Kokkos::deep_copy(exec, value, Kokkos::subview(targets, first));
+  exec.fence();
+  throw std::invalid_argument(std::string(op_name) + ": argument 'targets' holds " +
+                              std::to_string(bad) + " value(s) outside [0, V = " +
+                              std::to_string(V) + "), the first at position " +
+                              std::to_string(first) + " (" + std::to_string(value()) +
+                              "); nothing was written");
 }
 
 }  // namespace llmk::op::classifier

@@ -41,8 +41,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 
 namespace llmk::kernels {
@@ -391,25 +389,6 @@ index_t first_bad_target(const ExecSpace& exec, const ConstVector<ExecSpace, std
       },
       Kokkos::Min<index_t>(first));
   return first;
-}
-
-// std::invalid_argument naming the count and the first of the targets
-// outside [0, V), when there are: a reduction on the call's queue whose
-// count the host waits for (the classifier operations' check_targets).
-template <class ExecSpace>
-void refuse_bad_targets(const ExecSpace& exec, const ConstVector<ExecSpace, std::int32_t>& targets,
-                        const int V, const char* op_name) {
-  const index_t bad = count_bad_targets(exec, targets, V);
-  if (bad == 0) return;
-  const index_t first = first_bad_target(exec, targets, V);
-  Kokkos::View<std::int32_t, Kokkos::HostSpace> value("llmk::classifier_bad_target");
-  Kokkos::deep_copy(exec, value, Kokkos::subview(targets, first));
-  exec.fence();
-  throw std::invalid_argument(std::string(op_name) + ": argument 'targets' holds " +
-                              std::to_string(bad) + " value(s) outside [0, V = " +
-                              std::to_string(V) + "), the first at position " +
-                              std::to_string(first) + " (" + std::to_string(value()) +
-                              "); nothing was written");
 }
 
 }  // namespace llmk::kernels

@@ -67,7 +67,7 @@ struct Op : Spec, core::op::OpDefaults {
   template <class ExecSpace, class P>
   static void before_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
     if (call.options.check_targets)
-      kernels::refuse_bad_targets(call.exec, p.args.targets, p.args.V, name);
+      classifier::refuse_bad_targets(call.exec, p.args.targets, p.args.V, name);
   }
 };
 
