@@ -6,8 +6,11 @@
 //    against the reference of a step from the state the previous call left:
 //    the state carried from call to call and t's bias corrections, which
 //    one call alone does not show.
+//  - AdamWSteps.ClippedOnDevice: the clipping factor from a squared norm in
+//    device memory (hp.grad_norm_squared), above the bound and below it,
+//    against the reference with the host's factor.
 //  - AdamWHyperparams.Refused: each hyperparameter out of its range refused,
-//    naming it, with nothing written.
+//    naming it, with nothing written (the device norm's bound and place too).
 #include "contract/all.hpp"
 #include "support/adamw_adapter.hpp"
 #include "support/compare.hpp"
@@ -16,6 +19,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -102,6 +106,45 @@ TEST(AdamWSteps, Bf16Fp32Grad) {
   check_steps<llmk::bf16, float>(true);
 }
 
+// Steps clipped by a norm the kernel reads: ‖g‖ = 4 against a bound of 1
+// (the factor 1/4), then ‖g‖ = 0.5 (no clipping), grad_scale 0.5 on top.
+TEST(AdamWSteps, ClippedOnDevice) {
+  const ref::Shape shape{"clip", 7, 333, true};
+  for (const Precision precision : {Precision::fp32, Precision::bf16_fp32grad}) {
+    ref::HostProblem p = ref::make_problem(shape, 77, precision);
+    for (const float norm : {4.0f, 0.5f}) {
+      SCOPED_TRACE(std::string(llmk::reference::precision_name(precision)) + ", norm " +
+                   std::to_string(norm));
+      llmk_test::OffsetArray<float, Space> norm_squared({norm * norm}, 0, 0.0f);
+      llmk::AdamWHyperparams hp = p.hp;
+      hp.grad_scale = 0.5f;
+      hp.grad_norm_squared = norm_squared.data();
+      hp.max_grad_norm = 1.0f;
+      ref::HostProblem host = p;  // the reference with the host's factor
+      host.hp.grad_scale = 0.5f * std::min(1.0f, 1.0f / norm);
+      const std::vector<std::vector<double>> expected = ref::reference_step(host);
+      std::vector<float> params, m, v, master;
+      if (precision == Precision::fp32) {
+        DeviceState<float> d(p);
+        d.step(hp, shape.N(), true);
+        params = d.params.range(), m = d.m.range(), v = d.v.range(), master = d.master.range();
+      } else {
+        DeviceState<llmk::bf16, float> d(p);
+        d.step(hp, shape.N(), true);
+        params = d.params.range(), m = d.m.range(), v = d.v.range(), master = d.master.range();
+      }
+      EXPECT_TRUE(llmk_test::matches_reference("params", params, expected[0], 0,
+                                               ref::tolerance(precision, true)));
+      EXPECT_TRUE(llmk_test::matches_reference("m", m, expected[1], 0,
+                                               ref::tolerance(precision, false)));
+      EXPECT_TRUE(llmk_test::matches_reference("v", v, expected[2], 0,
+                                               ref::tolerance(precision, false)));
+      EXPECT_TRUE(llmk_test::matches_reference("master", master, expected[3], 0,
+                                               ref::tolerance(precision, false)));
+    }
+  }
+}
+
 TEST(AdamWHyperparams, Refused) {
   const ref::Shape shape{"hp", 2, 9, true};
   const ref::HostProblem p = ref::make_problem(shape, 5, Precision::fp32);
@@ -122,9 +165,12 @@ TEST(AdamWHyperparams, Refused) {
       {"beta2", [](llmk::AdamWHyperparams& h) { h.beta2 = nan; }},
       {"eps", [](llmk::AdamWHyperparams& h) { h.eps = 0.0f; }},
       {"t", [](llmk::AdamWHyperparams& h) { h.t = 0; }},
+      {"max_grad_norm", [](llmk::AdamWHyperparams& h) { h.max_grad_norm = 0.0f; }},
   };
+  llmk_test::OffsetArray<float, Space> norm_squared({4.0f}, 0, 0.0f);
   for (const Case& c : cases) {
     llmk::AdamWHyperparams hp = p.hp;
+    hp.grad_norm_squared = norm_squared.data();  // checked only where given
     c.set(hp);
     SCOPED_TRACE(c.name);
     try {
@@ -137,6 +183,28 @@ TEST(AdamWHyperparams, Refused) {
     EXPECT_EQ(d.m.range(), p.m) << "m written";
     EXPECT_EQ(d.v.range(), p.v) << "v written";
     EXPECT_EQ(d.master.range(), p.master) << "master written";
+  }
+  // The device norm inside an array the kernel writes: refused, not raced.
+  llmk::AdamWHyperparams hp = p.hp;
+  hp.grad_norm_squared = d.m.data() + 3;
+  try {
+    d.step(hp, shape.N(), true);
+    ADD_FAILURE() << "a norm inside m: no exception thrown";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("'grad_norm_squared' points into argument 'm'"));
+  }
+  EXPECT_EQ(d.m.range(), p.m) << "m written";
+  // A host float handed to a device space: named, not dereferenced.
+  if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                            Space::memory_space>::accessible) {
+    const float on_host = 4.0f;
+    hp.grad_norm_squared = &on_host;
+    try {
+      d.step(hp, shape.N(), true);
+      ADD_FAILURE() << "a host norm: no exception thrown";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("'grad_norm_squared'"));
+    }
   }
 }
 

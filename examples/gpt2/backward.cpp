@@ -126,14 +126,8 @@ Gpt2Backward<ExecSpace, T>::Gpt2Backward(const ExecSpace& exec, const Config& cf
   validate(cfg);
   const char* mp = matmul_precision<T>();
   const char* ap = attention_precision<T>();
-  for (const TensorSpec& s : parameter_specs(cfg)) {
-    params_.for_each([&](const char* name, auto& b) {
-      if (s.name == name) allocate(b, s.name, s.size());
-    });
-    grads_.for_each([&](const char* name, auto& b) {
-      if (s.name == name) allocate(b, "grad." + s.name, s.size());
-    });
-  }
+  params_.allocate(cfg, "parameters");
+  grads_.allocate(cfg, "gradients");
   for (const TensorSpec& s : activation_specs(cfg, materialized)) {
     acts_.for_each(materialized, [&](const char* name, auto& b) {
       if (s.name == name) allocate(b, s.name, s.size());

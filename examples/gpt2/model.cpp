@@ -35,6 +35,26 @@ std::vector<TensorSpec> parameter_specs(const Config& c) {
           {"lnfw", {C}},               {"lnfb", {C}}};
 }
 
+bool decays(const std::string& name) {
+  return name == "wte" || name == "wpe" || name == "qkvw" || name == "attprojw" || name == "fcw" ||
+         name == "fcprojw";
+}
+
+ParameterLayout parameter_layout(const Config& cfg) {
+  const std::vector<TensorSpec> specs = parameter_specs(cfg);
+  ParameterLayout layout;
+  layout.offset.resize(specs.size());
+  for (const bool matrices : {true, false}) {
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      if (decays(specs[i].name) != matrices) continue;
+      layout.offset[i] = layout.total;
+      layout.total += specs[i].size();
+    }
+    if (matrices) layout.decaying = layout.total;
+  }
+  return layout;
+}
+
 std::vector<TensorSpec> activation_specs(const Config& c, bool materialized) {
   const index_t L = c.L, B = c.B, T = c.T, C = c.C;
   std::vector<TensorSpec> s = {{"encoded", {B, T, C}},

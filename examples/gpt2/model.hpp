@@ -44,6 +44,23 @@ struct TensorSpec {
 // fcb (L, 4C), fcprojw (L, C, 4C), fcprojb (L, C), lnfw, lnfb (C).
 std::vector<TensorSpec> parameter_specs(const Config& cfg);
 
+// Whether a parameter is a matrix (wte, wpe, qkvw, attprojw, fcw, fcprojw):
+// the ones weight decay applies to (PyTorch's parameter groups in llm.c's
+// train_gpt2.py, and llm.c's own).
+bool decays(const std::string& name);
+
+// Where each parameter lives in one allocation (the parameters' and the
+// gradients' alike): the matrices first, then the rest, each group in
+// parameter_specs' order, so that a whole group is one range: one
+// squared_norm over all the gradients, one adamw per group (llm.c's
+// parameters are one allocation too, in its own order).
+struct ParameterLayout {
+  std::vector<index_t> offset;  // parameter_specs' i-th at offset[i]
+  index_t decaying = 0;         // the matrices: [0, decaying)
+  index_t total = 0;            // the rest: [decaying, total)
+};
+ParameterLayout parameter_layout(const Config& cfg);
+
 // What the backward reads of the forward, llm.c's ActivationTensors with the
 // attention's own layout (qkv unpermuted (B, T, 3C) as llmk takes it):
 // encoded, ln1, ln1_mean, ln1_rstd, qkv, atty, att (L, B, NH, T, T; only for

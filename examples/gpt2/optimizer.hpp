@@ -1,11 +1,11 @@
-// GPT-2's optimizer step on the device, from llmk's calls: the global
-// gradient norm (llmk::squared_norm over the 16 gradients, summed into one
-// float), clipping to grad_clip (llm.c's rule: the gradients scaled by
-// grad_clip / norm when the norm is larger), and llmk::adamw on each
-// parameter tensor, with weight decay on the matrices only (wte, wpe, qkvw,
-// attprojw, fcw, fcprojw: PyTorch's parameter groups in llm.c's
-// train_gpt2.py, and llm.c's own). bf16 parameters get fp32 master weights;
-// AdamW's m and v are float.
+// GPT-2's optimizer step on the device, from llmk's calls, with no wait for
+// the host: the global gradient norm (one llmk::squared_norm over all the
+// gradients, which are one allocation: parameter_layout), clipping to
+// grad_clip by llm.c's rule (the gradients scaled by grad_clip / norm when
+// the norm is larger: adamw reads the norm from device memory), and
+// llmk::adamw once per parameter group: the matrices with weight decay, the
+// rest (biases, layer norms) without. bf16 parameters get fp32 master
+// weights; AdamW's m and v are float.
 #pragma once
 
 #include "device.hpp"
@@ -14,7 +14,6 @@
 
 #include <llmk/context.hpp>
 
-#include <map>
 #include <string>
 
 namespace gpt2 {
@@ -25,9 +24,6 @@ struct OptimizerSettings {
   float grad_clip = 1.0f;     // ≤ 0: no clipping
 };
 
-// Whether a parameter decays (a matrix).
-bool decays(const std::string& name);
-
 template <class ExecSpace, class T>
 class Optimizer {
  public:
@@ -35,19 +31,20 @@ class Optimizer {
   // float values before their rounding (parameter_specs' names).
   Optimizer(const Config& cfg, const OptimizerSettings& settings, const Floats& weights);
 
-  // The global L2 norm of the gradients (waits for the device: the host
-  // needs it for the clipping factor, as llm.c's step does).
-  float grad_norm(llmk::Context<ExecSpace>& ctx, ParameterTensors<ExecSpace, float>& grads);
   // One AdamW step t (from 1) at learning rate lr, the gradients clipped by
-  // their norm (grad_norm's).
+  // their global norm; three launches, queued on ctx without waiting.
   void step(llmk::Context<ExecSpace>& ctx, ParameterTensors<ExecSpace, T>& params,
-            ParameterTensors<ExecSpace, float>& grads, float lr, std::int64_t t, float norm);
+            ParameterTensors<ExecSpace, float>& grads, float lr, std::int64_t t);
+  // The last step's gradient norm, before clipping (waits for it).
+  float grad_norm(llmk::Context<ExecSpace>& ctx) const;
   // The weights: the master weights where there are, else the parameters.
   Floats weights(ParameterTensors<ExecSpace, T>& params) const;
 
  private:
+  Config cfg_;
+  ParameterLayout layout_;
   OptimizerSettings settings_;
-  std::map<std::string, Buffer<ExecSpace, float>> m_, v_, master_;
+  Buffer<ExecSpace, float> m_, v_, master_;  // parameter_layout's order
   Buffer<ExecSpace, float> norm_squared_;
 };
 

@@ -6,14 +6,29 @@
 #include "model.hpp"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gpt2 {
 
-// One buffer per parameter (or per parameter's gradient), in llm.c's order.
+// One buffer per parameter (or per parameter's gradient), in llm.c's order,
+// each a range of one allocation (parameter_layout's).
 template <class ExecSpace, class T>
 struct ParameterTensors {
   Buffer<ExecSpace, T> wte, wpe, ln1w, ln1b, qkvw, qkvb, attprojw, attprojb, ln2w, ln2b, fcw, fcb,
       fcprojw, fcprojb, lnfw, lnfb;
+  Buffer<ExecSpace, T> all;  // the allocation: parameter_layout(cfg).total elements, zeros
+
+  void allocate(const Config& cfg, const std::string& label) {
+    const ParameterLayout layout = parameter_layout(cfg);
+    const std::vector<TensorSpec> specs = parameter_specs(cfg);
+    all = Buffer<ExecSpace, T>("gpt2::" + label, layout.total);
+    std::size_t i = 0;
+    for_each([&](const char*, Buffer<ExecSpace, T>& b) {
+      const index_t begin = layout.offset[i];
+      b = Kokkos::subview(all, std::pair<index_t, index_t>(begin, begin + specs[i++].size()));
+    });
+  }
 
   // f(name, buffer&) for each, in parameter_specs' order.
   template <class F>

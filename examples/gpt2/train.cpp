@@ -122,11 +122,10 @@ StepResult Trainer<ExecSpace, T>::step(const std::vector<std::int32_t>& inputs,
   lap(r.forward_s);
   model_.run();
   lap(r.backward_s);
-  r.grad_norm = optimizer_.grad_norm(model_.context(), model_.parameter_gradients());
-  optimizer_.step(model_.context(), model_.parameters(), model_.parameter_gradients(), lr, ++t_,
-                  r.grad_norm);
+  optimizer_.step(model_.context(), model_.parameters(), model_.parameter_gradients(), lr, ++t_);
   lap(r.optimizer_s);
   r.loss = model_.mean_loss();  // waits for the step
+  r.grad_norm = optimizer_.grad_norm(model_.context());
   return r;
 }
 

@@ -1,7 +1,7 @@
 // llmk: the AdamW optimizer's step (Loshchilov & Hutter; llm.c's
 // adamw_kernel3, PyTorch's torch.optim.AdamW), for each of N parameters:
 //
-//   g      = grad_scale · grads                (gradient clipping's factor)
+//   g      = grad_scale · clip · grads         (gradient clipping's factors)
 //   m      ⟵ beta1 · m + (1 − beta1) · g
 //   v      ⟵ beta2 · v + (1 − beta2) · g²
 //   p      = master where given, else params  (the fp32 master weights)
@@ -29,9 +29,18 @@
 //   "bf16-fp32grad"  params bf16, grads float (what the backward's
 //                    "bf16-fp32grad" matmuls and layer norms leave)
 //
+// Clipping by a norm the host never reads: with grad_norm_squared (one float
+// in ExecSpace's memory, e.g. llmk::squared_norm's output over all the
+// gradients), clip = max_grad_norm / √(*grad_norm_squared) where that norm is
+// larger than max_grad_norm, else 1 (llm.c's rule); without it, clip = 1 and
+// grad_scale is the host's factor. The float is read by the kernel, so a
+// training step needs no device-to-host wait between the norm and the update
+// (PyTorch's clip_grad_norm_ keeps its norm on the device too).
+//
 // Hyperparameters are checked before anything is written: lr, weight_decay
 // and grad_scale finite and ≥ 0, beta1 and beta2 in [0, 1), eps finite and
-// > 0, t ≥ 1. Otherwise the contract is every llmk operation's
+// > 0, t ≥ 1; with grad_norm_squared, max_grad_norm finite and > 0 and the
+// float in memory ExecSpace reaches, apart from every array. Otherwise the contract is every llmk operation's
 // (llmk/matmul_backward.hpp): a call either completes or throws before it
 // touches any output.
 #pragma once
@@ -57,6 +66,10 @@ struct AdamWHyperparams {
   float weight_decay = 0.0f;
   std::int64_t t = 1;       // this step's number, from 1
   float grad_scale = 1.0f;  // e.g. min(1, max_norm / ‖grads‖) for clipping
+  // The gradients' squared norm on the device (nullptr: no clipping by it)
+  // and the norm it is clipped to.
+  const float* grad_norm_squared = nullptr;
+  float max_grad_norm = 1.0f;
 };
 
 struct AdamWOptions {

@@ -2,8 +2,11 @@
 // gradient norm that gradient clipping needs (llm.c's global_norm_squared,
 // PyTorch's clip_grad_norm_):
 //
-//   float norm = std::sqrt(the out of squared_norm over every gradient);
-//   hp.grad_scale = norm > max_norm ? max_norm / norm : 1.0f;  // then llmk::adamw
+//   hp.grad_norm_squared = out;  // over every gradient, then llmk::adamw
+//   hp.max_grad_norm = max_norm;  // clips on the device, no host wait
+//
+// or on the host: norm = √(out copied back), hp.grad_scale = norm > max_norm
+// ? max_norm / norm : 1.
 //
 // out is one float in ExecSpace's memory (the caller copies it to the host
 // when it needs it: the call does not wait); "⟵" is = by default, or +=

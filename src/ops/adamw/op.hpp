@@ -25,14 +25,26 @@ namespace llmk::op::adamw {
 struct Step {
   float lr, beta1, beta2, eps, weight_decay, grad_scale;
   float m_correction, v_correction;  // 1 / (1 − beta^t)
+  const float* norm_squared;         // clipping on the device: nullptr or one float
+  float max_norm;
 };
+
+// The gradients' factor: grad_scale, times llm.c's clipping factor where the
+// norm comes from the device (one float every thread reads: a broadcast from
+// cache on a GPU, once per block on a host).
+KOKKOS_INLINE_FUNCTION float gradient_factor(const Step& s) {
+  if (!s.norm_squared) return s.grad_scale;
+  const float norm = compat::sqrt(*s.norm_squared);
+  return norm > s.max_norm ? s.grad_scale * (s.max_norm / norm) : s.grad_scale;
+}
 
 // One element's update (see llmk/adamw.hpp), in float. Master: whether
 // master weights are given (a template argument: the host loop has no branch).
 template <bool Master, class T, class G>
 KOKKOS_INLINE_FUNCTION void update_element(T* params, const G* grads, float* m, float* v,
-                                           float* master, const Step& s, const index_t i) {
-  const float g = s.grad_scale * to_float(grads[i]);
+                                           float* master, const Step& s, float scale,
+                                           const index_t i) {
+  const float g = scale * to_float(grads[i]);
   const float mi = s.beta1 * m[i] + (1.0f - s.beta1) * g;
   const float vi = s.beta2 * v[i] + (1.0f - s.beta2) * (g * g);
   m[i] = mi;
@@ -86,13 +98,15 @@ void run_fused(const ExecSpace& exec, const Problem<ExecSpace, P>& p) {
   const Step s = p.step;
   if constexpr (compat::is_host_space<ExecSpace>) {
     kernels::for_each_block("llmk::adamw_fused", exec, p.M, [=](index_t i0, index_t i1) {
+      const float scale = gradient_factor(s);
       LLMK_SIMD
-      for (index_t i = i0; i < i1; ++i) update_element<Master>(params, grads, m, v, master, s, i);
+      for (index_t i = i0; i < i1; ++i)
+        update_element<Master>(params, grads, m, v, master, s, scale, i);
     });
   } else {
     Kokkos::parallel_for(
         "llmk::adamw_fused", Range<ExecSpace>(exec, 0, p.M), KOKKOS_LAMBDA(const index_t i) {
-          update_element<Master>(params, grads, m, v, master, s, i);
+          update_element<Master>(params, grads, m, v, master, s, gradient_factor(s), i);
         });
   }
 }
@@ -118,8 +132,8 @@ struct Op : Spec, core::op::OpDefaults {
   static bool is_empty(const Sizes& s) { return s.M == 0; }
 
   // The hyperparameters' ranges (llmk/adamw.hpp), before anything is written.
-  template <class Bound>
-  static void check(const Bound&, const AdamWHyperparams& hp) {
+  template <class ExecSpace, std::size_t N>
+  static void check(const core::op::BoundCall<ExecSpace, N>& b, const AdamWHyperparams& hp) {
     const auto refuse = [](const char* what, double value, const char* expected) {
       throw std::invalid_argument(std::string(name) + ": hyperparameter '" + what + "' = " +
                                   std::to_string(value) + " but " + expected + " was expected");
@@ -134,6 +148,29 @@ struct Op : Spec, core::op::OpDefaults {
       if (!(beta >= 0.0f && beta < 1.0f)) refuse(what, beta, "a value in [0, 1)");
     if (!(std::isfinite(hp.eps) && hp.eps > 0.0f)) refuse("eps", hp.eps, "a finite value > 0");
     if (hp.t < 1) refuse("t", double(hp.t), "a step number >= 1");
+    if (hp.grad_norm_squared) check_norm_on_device<ExecSpace>(b, hp);
+  }
+
+  // The device's norm: a positive bound, one float the kernel can read that
+  // no array overlaps (it is read while they are written).
+  template <class ExecSpace, std::size_t N>
+  static void check_norm_on_device(const core::op::BoundCall<ExecSpace, N>& b,
+                                   const AdamWHyperparams& hp) {
+    if (!(std::isfinite(hp.max_grad_norm) && hp.max_grad_norm > 0.0f))
+      throw std::invalid_argument(std::string(name) + ": hyperparameter 'max_grad_norm' = " +
+                                  std::to_string(hp.max_grad_norm) +
+                                  " but a finite value > 0 was expected (with grad_norm_squared)");
+    const detail::ArgInfo norm{"grad_norm_squared", hp.grad_norm_squared, sizeof(float), 1,
+                               {1, 0, 0, 0}, true, false};
+    detail::check_memory_space<ExecSpace>(name, {norm});
+    const auto* at = static_cast<const char*>(norm.data);
+    for (const detail::ArgInfo& a : b.checked) {
+      const auto* begin = static_cast<const char*>(a.data);
+      if (a.bytes > 0 && at + sizeof(float) > begin && at < begin + a.bytes)
+        throw std::invalid_argument(std::string(name) +
+                                    ": hyperparameter 'grad_norm_squared' points into argument '" +
+                                    a.name + "', but it must be apart from every array");
+    }
   }
 
   template <class ExecSpace, class P, class Bound>
@@ -149,8 +186,16 @@ struct Op : Spec, core::op::OpDefaults {
     const auto correction = [&](float beta) {
       return float(1.0 / (1.0 - std::pow(double(beta), double(hp.t))));
     };
-    p.step = {hp.lr,         hp.beta1,         hp.beta2,          hp.eps,
-              hp.weight_decay, hp.grad_scale, correction(hp.beta1), correction(hp.beta2)};
+    p.step = {hp.lr,
+              hp.beta1,
+              hp.beta2,
+              hp.eps,
+              hp.weight_decay,
+              hp.grad_scale,
+              correction(hp.beta1),
+              correction(hp.beta2),
+              hp.grad_norm_squared,
+              hp.max_grad_norm};
     p.M = b.rows();
     return p;
   }
