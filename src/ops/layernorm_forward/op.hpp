@@ -9,6 +9,7 @@
 #include <core/registry.hpp>
 #include <ops/layernorm_forward/kernels.hpp>
 #include <ops/layernorm_forward/spec.hpp>
+#include <ops/layernorm_forward/warp_rows.hpp>
 
 namespace llmk::op::layernorm_forward {
 
@@ -49,6 +50,21 @@ struct Rows : ImplDefaults {
   }
 };
 
+// "warp_rows": a warp a row held in registers, on Cuda (warp_rows.hpp);
+// "rows" where the kernel does not take the call.
+struct WarpRows : ImplDefaults {
+  static constexpr std::string_view name = "warp_rows";
+  static constexpr bool compiled = LLMK_HAVE_CUDA;
+  template <class ExecSpace>
+  static constexpr bool available_on() {
+    return compat::is_cuda<ExecSpace>;
+  }
+  template <class ExecSpace, class P>
+  static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
+    if (!warp_rows_run(call.exec, p.args)) layernorm_forward_rows(call.exec, p.args);
+  }
+};
+
 // "naive": a thread per row, the baseline.
 struct Naive : ImplDefaults {
   static constexpr std::string_view name = "naive";
@@ -59,7 +75,7 @@ struct Naive : ImplDefaults {
 };
 
 struct Op : Spec, core::op::OpDefaults {
-  using Implementations = core::ImplList<Rows, Naive>;
+  using Implementations = core::ImplList<WarpRows, Rows, Naive>;
   using Sizes = layernorm_forward::Sizes;
 
   // inp and out rows are C wide; weight and bias (C) are not indexed by rows.
