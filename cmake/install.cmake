@@ -7,31 +7,18 @@ include(CMakePackageConfigHelpers)
 install(TARGETS llmk EXPORT llmkTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-# The public headers only: everything else is internal to the library.
-install(FILES
-    ${PROJECT_SOURCE_DIR}/src/llmk/adamw.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/attention_backward.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/attention_forward.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/bf16.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/classifier_backward.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/classifier_forward.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/context.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/encoder_backward.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/gelu_backward.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/gelu_forward.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/residual_forward.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/squared_norm.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/gradient_reducer.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/host_blas.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/layernorm_backward.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/layernorm_forward.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/matmul_backward.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/matmul_forward.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/encoder_forward.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/operation.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/tensor_ref.hpp
-    ${PROJECT_SOURCE_DIR}/src/llmk/types.hpp
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/llmk)
+# The public headers only: everything else is internal to the library. Each
+# operation's (cmake/operations.cmake), then the shared ones.
+set(llmk_public_headers)
+foreach(op ${LLMK_OPERATIONS})
+  if(EXISTS ${PROJECT_SOURCE_DIR}/src/llmk/${op}.hpp)
+    list(APPEND llmk_public_headers ${PROJECT_SOURCE_DIR}/src/llmk/${op}.hpp)
+  endif()
+endforeach()
+foreach(header bf16 context gradient_reducer host_blas operation tensor_ref types)
+  list(APPEND llmk_public_headers ${PROJECT_SOURCE_DIR}/src/llmk/${header}.hpp)
+endforeach()
+install(FILES ${llmk_public_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/llmk)
 # The reducer's engines, llmk::mpi and llmk::nccl, where built.
 foreach(engine mpi nccl)
   string(TOUPPER ${engine} ENGINE)

@@ -1,21 +1,8 @@
 // llmk-perf: validates, then times, llmk's implementations of an operation
 // and its peers (other codes doing the same work) on the same inputs. One
-// driver, the operation as a subcommand:
-//   llmk-perf matmul_backward [options]      perf/matmul_backward/
-//   llmk-perf layernorm_backward [options]   perf/layernorm_backward/
-//   llmk-perf attention_backward [options]   perf/attention_backward/
-//   llmk-perf classifier_backward [options]  perf/classifier_backward/
-//   llmk-perf classifier_forward [options]   perf/classifier_forward/
-//   llmk-perf gelu_backward [options]        perf/gelu_backward/
-//   llmk-perf encoder_backward [options]     perf/encoder_backward/
-//   llmk-perf gelu_forward [options]         perf/gelu_forward/
-//   llmk-perf layernorm_forward [options]    perf/layernorm_forward/
-//   llmk-perf matmul_forward [options]       perf/matmul_forward/
-//   llmk-perf encoder_forward [options]      perf/encoder_forward/
-//   llmk-perf residual_forward [options]     perf/residual_forward/
-//   llmk-perf adamw [options]                perf/adamw/
-//   llmk-perf squared_norm [options]         perf/squared_norm/
-//   llmk-perf attention_forward [options]    perf/attention_forward/
+// driver, the operation as a subcommand (one for each operation of
+// cmake/operations.cmake with a perf/<op>/benchmark.cpp):
+//   llmk-perf <operation> [options]          perf/<operation>/
 //   llmk-perf [options]                      matmul_backward, as before subcommands
 // The harness (perf/harness/: timing, probes, the device timer, the table and
 // the JSON, the common options) knows nothing of the operations. Its options
@@ -35,26 +22,9 @@
 #include <stdexcept>
 #include <vector>
 
-// Each operation's subcommand (perf/<op>/benchmark.cpp).
-// clang-format off
-namespace llmk::perf {
-namespace matmul_backward { Subcommand subcommand(); }
-namespace layernorm_backward { Subcommand subcommand(); }
-namespace attention_backward { Subcommand subcommand(); }
-namespace classifier_backward { Subcommand subcommand(); }
-namespace classifier_forward { Subcommand subcommand(); }
-namespace gelu_backward { Subcommand subcommand(); }
-namespace encoder_backward { Subcommand subcommand(); }
-namespace gelu_forward { Subcommand subcommand(); }
-namespace layernorm_forward { Subcommand subcommand(); }
-namespace matmul_forward { Subcommand subcommand(); }
-namespace encoder_forward { Subcommand subcommand(); }
-namespace residual_forward { Subcommand subcommand(); }
-namespace adamw { Subcommand subcommand(); }
-namespace squared_norm { Subcommand subcommand(); }
-namespace attention_forward { Subcommand subcommand(); }
-}  // namespace llmk::perf
-// clang-format on
+// Each operation's subcommand (perf/<op>/benchmark.cpp), all_subcommands():
+// generated from cmake/operations.cmake.
+#include "subcommands.hpp"
 
 namespace {
 
@@ -70,16 +40,9 @@ std::vector<std::string> given(const CLI::App& app) {
 
 int main(int argc, char** argv) {
   namespace perf = llmk::perf;
-  // matmul_backward first: it is also the driver's own (no subcommand).
-  const std::vector<perf::Subcommand> ops{
-      perf::matmul_backward::subcommand(),    perf::layernorm_backward::subcommand(),
-      perf::attention_backward::subcommand(), perf::classifier_backward::subcommand(),
-      perf::classifier_forward::subcommand(),
-      perf::gelu_backward::subcommand(),      perf::encoder_backward::subcommand(),
-      perf::gelu_forward::subcommand(),       perf::layernorm_forward::subcommand(),
-      perf::matmul_forward::subcommand(),     perf::encoder_forward::subcommand(),
-      perf::residual_forward::subcommand(),   perf::adamw::subcommand(),
-      perf::squared_norm::subcommand(),       perf::attention_forward::subcommand()};
+  // matmul_backward first (cmake/operations.cmake's order): it is also the
+  // driver's own (no subcommand).
+  const std::vector<perf::Subcommand> ops = perf::all_subcommands();
   perf::Options harness;
 
   CLI::App app{"llmk-perf: validate and time llmk's operations against their peers. "

@@ -16,7 +16,8 @@
 #   (4) exp: attention_forward's flash_mma with 8 warps against 4 (binaries
 #       built from the tree with the kernel templated on its warps);
 #   (5) fp32 124M llmk and PyTorch eager fp32; (6) the host's 16 cores:
-#       llmk-gpt2-train (OpenMP) fp32 B 4 T 64 beside PyTorch's CPU eager.
+#       llmk-gpt2-train (OpenMP) fp32 and bf16, B 4 T 64, beside PyTorch's
+#       CPU eager (fp32, bf16 autocast).
 # Binaries: .gpu-carry/g18.tar.xz (bin/: the Cuda configuration's
 # llmk-gpt2-train and llmk_tests_cuda linked from test_adamw.cpp and
 # test_squared_norm.cpp and test_layernorm_backward.cpp, llmk-perf; host/: the OpenMP llmk-gpt2-train; exp/; lib/).
@@ -87,4 +88,10 @@ grep -E "^phases" $O/cpu-llmk-fp32-phases.txt
 timeout 150 python3 $R/examples/gpt2/gpt2_train_torch.py $C --device cpu --threads 16 \
   --json $O/cpu-torch-eager-fp32.json --compare $O/cpu-llmk-fp32.json --tolerance 1e-3 > $O/cpu-torch-eager-fp32.txt 2>&1
 echo "=== cpu torch eager fp32 (exit $?)"; grep -E "summary|passed|FAILED|Error" $O/cpu-torch-eager-fp32.txt | cut -c1-200
+save
+timeout 120 /tmp/p/host/llmk-gpt2-train $C --precision bf16 --val-every 0 --losses-out $O/cpu-llmk-bf16.json > $O/cpu-llmk-bf16.txt 2>&1
+echo "=== cpu llmk bf16 (exit $?)"; grep -E "summary" $O/cpu-llmk-bf16.txt
+timeout 150 python3 $R/examples/gpt2/gpt2_train_torch.py $C --precision bf16 --device cpu --threads 16 \
+  --json $O/cpu-torch-eager-bf16.json --compare $O/cpu-llmk-bf16.json --tolerance 2e-2 > $O/cpu-torch-eager-bf16.txt 2>&1
+echo "=== cpu torch eager bf16 (exit $?)"; grep -E "summary|passed|FAILED|Error" $O/cpu-torch-eager-bf16.txt | cut -c1-200
 save
