@@ -1,9 +1,12 @@
 // Implementation "sorted": the positions sorted by token on the device (a
 // counting sort in integers, stable by construction), then each token's rows
 // added in position order, in runs of 32; dwpe's batch rows in order
-// (ops/encoder_backward/kernels.hpp).
+// (ops/encoder_backward/kernels.hpp). On a host space the same sums by rows
+// (host_rows.hpp).
 #pragma once
 
+#include <llmk/compat.hpp>
+#include <ops/encoder_backward/host_rows.hpp>
 #include <ops/encoder_backward/problem.hpp>
 
 namespace llmk::op::encoder_backward {
@@ -25,6 +28,12 @@ struct Sorted : ImplDefaults {
     int* w = call.workspace.template take<int>(kernels::encoder_sort_ints(V, M));
     float* partials = call.workspace.template take<float>(kernels::encoder_partial_floats(M, p.C));
     const kernels::EncoderSortSpace space = kernels::encoder_sort_space(w, partials, V, M);
+    if constexpr (compat::is_host_space<ExecSpace>) {
+      const kernels::EncoderFound found = host_sort_positions(call.exec, p.args, space);
+      if (found.first_bad >= 0 && p.args.check_tokens) refuse_token_at(call.exec, p, found.first_bad);
+      host_sums(call.exec, p.args, space, found);
+      return;
+    }
     // The sort writes the workspace alone: a bad token is refused here
     // (unless the caller vouched for the tokens: then nothing is waited for).
     const kernels::EncoderFound found =
