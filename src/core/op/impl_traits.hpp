@@ -38,6 +38,7 @@
 
 #include <core/checked.hpp>
 #include <core/workspace.hpp>
+#include <llmk/compat.hpp>
 
 #include <type_traits>
 
@@ -77,6 +78,19 @@ struct AnyPrecisionNoWorkspace : ImplDefaults {
   static constexpr bool supports = true;
   template <class ExecSpace, class P, class Sizes>
   static void workspace(WorkspaceSize&, const Sizes&) {}
+};
+
+// The two traits of an implementation that runs on Kokkos::Cuda alone,
+// over its operation's defaults `Base`: compiled where its code is built
+// (`Compiled`: LLMK_HAVE_CUDA for the kernels of backends/cuda/,
+// LLMK_HAVE_CUBLAS for cuBLAS's), available on Cuda only.
+template <class Base, bool Compiled>
+struct OnCuda : Base {
+  static constexpr bool compiled = Compiled;
+  template <class ExecSpace>
+  static constexpr bool available_on() {
+    return compat::is_cuda<ExecSpace>;
+  }
 };
 
 template <class I, class ExecSpace>

@@ -39,13 +39,8 @@ namespace llmk::op::attention_backward {
 template <class ExecSpace, class P>
 void cublas_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p);
 
-struct Cublas : ImplDefaults {
+struct Cublas : core::op::OnCuda<ImplDefaults, LLMK_HAVE_CUBLAS> {
   static constexpr std::string_view name = "cublas";
-  static constexpr bool compiled = LLMK_HAVE_CUBLAS;
-  template <class ExecSpace>
-  static constexpr bool available_on() {
-    return compat::is_cuda<ExecSpace>;
-  }
   static constexpr bool tf32 = true;
   // datt and dpreatt are rounded to bf16 (the softmax pass reads datt
   // rounded; dq and dk multiply dpreatt rounded), and with

@@ -50,13 +50,8 @@ void flash_mma_run(const ExecSpace& exec, const Problem<ExecSpace, P>& p, float*
 // Whether the device Kokkos runs on has bf16 and TF32 mma (compute capability ≥ 8.0).
 bool flash_mma_device_has_mma();
 
-struct FlashMma : ImplDefaults {
+struct FlashMma : core::op::OnCuda<ImplDefaults, LLMK_HAVE_CUDA> {
   static constexpr std::string_view name = "flash_mma";
-  static constexpr bool compiled = LLMK_HAVE_CUDA;
-  template <class ExecSpace>
-  static constexpr bool available_on() {
-    return compat::is_cuda<ExecSpace>;
-  }
   template <class P>
   static constexpr bool supports = std::is_same_v<P, Bf16> || std::is_same_v<P, Fp32>;
   static constexpr bool rounds_once = false;  // P and dS are bf16 operands

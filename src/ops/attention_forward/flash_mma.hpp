@@ -39,13 +39,8 @@ void flash_mma_forward(const ExecSpace& exec, const Problem<ExecSpace, P>& p);
 // Whether the device Kokkos runs on has bf16 mma (compute capability ≥ 8.0).
 bool flash_mma_forward_device_has_mma();
 
-struct FlashMma : ImplDefaults {
+struct FlashMma : core::op::OnCuda<ImplDefaults, LLMK_HAVE_CUDA> {
   static constexpr std::string_view name = "flash_mma";
-  static constexpr bool compiled = LLMK_HAVE_CUDA;
-  template <class ExecSpace>
-  static constexpr bool available_on() {
-    return compat::is_cuda<ExecSpace>;
-  }
   template <class P>
   static constexpr bool supports = std::is_same_v<P, Bf16>;
   static constexpr bool rounds_once = false;  // P is a bf16 operand

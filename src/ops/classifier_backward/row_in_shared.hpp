@@ -45,13 +45,8 @@ inline constexpr index_t kRowInSharedMaxVp = 56832;
 template <class ExecSpace>
 void row_in_shared_run(const ExecSpace& exec, const kernels::ClassifierArgs<ExecSpace, bf16>& a);
 
-struct RowInShared : ImplDefaults {
+struct RowInShared : core::op::OnCuda<ImplDefaults, LLMK_HAVE_CUDA> {
   static constexpr std::string_view name = "row_in_shared";
-  static constexpr bool compiled = LLMK_HAVE_CUDA;
-  template <class ExecSpace>
-  static constexpr bool available_on() {
-    return compat::is_cuda<ExecSpace>;
-  }
   template <class P>
   static constexpr bool supports = std::is_same_v<P, Bf16>;
   // A block a row: the grid's x counts them (2³¹ − 1).

@@ -55,13 +55,8 @@ template <class ExecSpace, class Args>
 index_t block_sort_run(detail::ContextState<ExecSpace>& ctx, const ExecSpace& exec, const Args& a,
                        int* ints, float* partials, bool check);
 
-struct BlockSort : ImplDefaults {
+struct BlockSort : core::op::OnCuda<ImplDefaults, LLMK_HAVE_CUDA> {
   static constexpr std::string_view name = "block_sort";
-  static constexpr bool compiled = LLMK_HAVE_CUDA;
-  template <class ExecSpace>
-  static constexpr bool available_on() {
-    return compat::is_cuda<ExecSpace>;
-  }
   static constexpr index_t max_cols = Sorted::max_cols;
 
   static bool fits(const Sizes& s) { return s.M <= kBlockSortMaxPositions; }

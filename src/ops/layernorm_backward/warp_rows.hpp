@@ -62,13 +62,8 @@ inline index_t warp_rows_workspace(const Sizes& s) {
 template <class ExecSpace, class Args>
 bool warp_rows_run(const ExecSpace& exec, const Args& a, float* partials);
 
-struct WarpRows : WithPartialRows<WarpRows> {
+struct WarpRows : core::op::OnCuda<WithPartialRows<WarpRows>, LLMK_HAVE_CUDA> {
   static constexpr std::string_view name = "warp_rows";
-  static constexpr bool compiled = LLMK_HAVE_CUDA;
-  template <class ExecSpace>
-  static constexpr bool available_on() {
-    return compat::is_cuda<ExecSpace>;
-  }
   static constexpr index_t max_cols = Blocked::max_cols;
 
   // Its own partial rows, or "blocked"'s where it falls back.

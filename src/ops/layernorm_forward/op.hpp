@@ -52,13 +52,8 @@ struct Rows : ImplDefaults {
 
 // "warp_rows": a warp a row held in registers, on Cuda (warp_rows.hpp);
 // "rows" where the kernel does not take the call.
-struct WarpRows : ImplDefaults {
+struct WarpRows : core::op::OnCuda<ImplDefaults, LLMK_HAVE_CUDA> {
   static constexpr std::string_view name = "warp_rows";
-  static constexpr bool compiled = LLMK_HAVE_CUDA;
-  template <class ExecSpace>
-  static constexpr bool available_on() {
-    return compat::is_cuda<ExecSpace>;
-  }
   template <class ExecSpace, class P>
   static void run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p) {
     if (!warp_rows_run(call.exec, p.args)) layernorm_forward_rows(call.exec, p.args);

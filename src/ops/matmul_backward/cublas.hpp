@@ -72,12 +72,7 @@ template <class ExecSpace, class P>
 void cublaslt_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p);
 
 // The traits the two cublasGemmEx implementations share.
-struct CublasGemmExTraits : ImplDefaults {
-  static constexpr bool compiled = LLMK_HAVE_CUBLAS;
-  template <class ExecSpace>
-  static constexpr bool available_on() {
-    return compat::is_cuda<ExecSpace>;
-  }
+struct CublasGemmExTraits : core::op::OnCuda<ImplDefaults, LLMK_HAVE_CUBLAS> {
   // 64-bit cuBLAS entry points: no row limit.
   template <class P>
   static constexpr bool supports = true;
@@ -153,7 +148,7 @@ struct CublasSerial : CublasGemmExTraits {
 // (cuBLASLt writes a bf16 dweight's bias vector only in bf16, and an
 // accumulated bf16 dbias would be rounded twice), DGELU only for C % 8 == 0
 // (matmul_backward_cublaslt.cpp).
-struct CublasLt : ImplDefaults {
+struct CublasLt : core::op::OnCuda<ImplDefaults, LLMK_HAVE_CUBLAS> {
   static constexpr std::string_view name = "cublaslt";
   // A bf16 output is not always rounded once, though split-K partial sums
   // stay float (the heuristic is told so): with beta = 1 cuBLASLt rounds the
@@ -164,11 +159,6 @@ struct CublasLt : ImplDefaults {
   // one-rounding alternative (a float product, then a pass) measured
   // 0.200 ms against 0.154 at the seed shape (docs/performance.md).
   static constexpr bool rounds_once = false;
-  static constexpr bool compiled = LLMK_HAVE_CUBLAS;
-  template <class ExecSpace>
-  static constexpr bool available_on() {
-    return compat::is_cuda<ExecSpace>;
-  }
   static constexpr BiasPass bias = BiasPass::Fused;
   // On an H200, cuBLASLt's heuristic answered CUBLAS_STATUS_NOT_SUPPORTED for
   // M = 2³¹ + 2²⁰ rows (C = 1, OC = 2): give it matrices of fewer than 2³¹

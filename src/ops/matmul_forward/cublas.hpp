@@ -16,13 +16,8 @@ void cublaslt_run(Call<ExecSpace>& call, const Problem<ExecSpace, P>& p);
 // multiple of 8, alignment) or cannot express the call (GELU with out
 // accumulated: GELU would apply to out's old value too), the GEMM writes
 // pre_gelu (or out) with the bias and a pass applies the rest.
-struct CublasLt : ImplDefaults {
+struct CublasLt : core::op::OnCuda<ImplDefaults, LLMK_HAVE_CUBLAS> {
   static constexpr std::string_view name = "cublaslt";
-  static constexpr bool compiled = LLMK_HAVE_CUBLAS;
-  template <class ExecSpace>
-  static constexpr bool available_on() {
-    return compat::is_cuda<ExecSpace>;
-  }
   // cuBLASLt rounds pre_gelu to bf16 before its GELU reads it, and with
   // beta = 1 rounds the product before adding out's old value.
   static constexpr bool rounds_once = false;
