@@ -1,5 +1,5 @@
 #!/bin/bash
-# GPU call G18 (either card; the reply names it), in parts, one machine start:
+# GPU call G18 (either card; it ran on an H100 80GB HBM3), in parts, one machine start:
 #   (1) adamw's and squared_norm's Cuda tests (AdamWSteps.ClippedOnDevice and
 #       the device norm's refusals new), layernorm_forward's (warp_rows new)
 #       and llmk-gpt2-train's tiny self-check on Cuda (fp32, bf16: every
