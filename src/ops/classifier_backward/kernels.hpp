@@ -292,6 +292,10 @@ class ClassifierRows {
 // comes from memory once; the second and third passes find it in L2. The
 // exponentials and the loss as ClassifierRows' (Online::exp_of; −inf
 // elements add 0 to the sum, NaN comes through to every output of the row).
+// In fp32 the second pass keeps its exponentials in dx for the third (bf16
+// would round them before the subtraction of the target's 1): the
+// exponential is most of a pass's work, and one per element instead of two
+// took B 8, T 64 from 13.7 to 7.1-8.2 ms on 2 Zen 4 cores.
 template <class T>
 inline void classifier_row_host(T* dx, const T* x, const int V, const int Vp, const int t,
                                 const float scale, float* loss) {
@@ -304,22 +308,42 @@ inline void classifier_row_host(T* dx, const T* x, const int V, const int Vp, co
     const float v = to_float(x[c]);
     max = v > max ? v : max;
   }
+  constexpr bool keep_exps = std::is_same_v<T, float>;
+  const bool store = keep_exps && dx != nullptr;
   float sum = 0.0f;
+  if (store) {
 #if defined(_OPENMP)
 #pragma omp simd reduction(+ : sum)
 #endif
-  for (int c = 0; c < V; ++c) {
-    const float v = to_float(x[c]);
-    sum += v == neg_inf() ? 0.0f : Online::exp_of(v - max);
+    for (int c = 0; c < V; ++c) {
+      const float v = to_float(x[c]);
+      const float e = v == neg_inf() ? 0.0f : Online::exp_of(v - max);
+      dx[c] = from_float<T>(e);
+      sum += e;
+    }
+  } else {
+#if defined(_OPENMP)
+#pragma omp simd reduction(+ : sum)
+#endif
+    for (int c = 0; c < V; ++c) {
+      const float v = to_float(x[c]);
+      sum += v == neg_inf() ? 0.0f : Online::exp_of(v - max);
+    }
   }
   if (loss != nullptr) *loss = compat::log(sum) + (max - x_t);
   if (dx == nullptr) return;  // the loss alone
   const float inv_sum = 1.0f / sum;
-  LLMK_SIMD
-  for (int c = 0; c < V; ++c) {
-    const float v = to_float(x[c]);
-    const float prob = (v == neg_inf() ? 0.0f : Online::exp_of(v - max)) * inv_sum;
-    dx[c] = from_float<T>((prob - (c == t ? 1.0f : 0.0f)) * scale);
+  if (store) {
+    LLMK_SIMD
+    for (int c = 0; c < V; ++c)
+      dx[c] = from_float<T>((to_float(dx[c]) * inv_sum - (c == t ? 1.0f : 0.0f)) * scale);
+  } else {
+    LLMK_SIMD
+    for (int c = 0; c < V; ++c) {
+      const float v = to_float(x[c]);
+      const float prob = (v == neg_inf() ? 0.0f : Online::exp_of(v - max)) * inv_sum;
+      dx[c] = from_float<T>((prob - (c == t ? 1.0f : 0.0f)) * scale);
+    }
   }
   for (int c = V; c < Vp; ++c) dx[c] = from_float<T>(0.0f);
 }
