@@ -1,8 +1,9 @@
 // What an adapter reports of its operation's implementations, from the
 // operation's tag (llmk/operation.hpp's generic queries): the catalog on a
 // space, and the names it must refuse as unknown (foreign_impls(): every
-// other operation's that it does not share, each once; one list of the
-// operations here, so that a new one's names are tried on all the others).
+// other operation's that it does not share, each once; the operations from
+// cmake/operations.cmake's list, so that a new one's names are tried on all
+// the others).
 #pragma once
 
 #include "contract/operation.hpp"
@@ -10,46 +11,22 @@
 
 #include <core/reference/precision.hpp>
 
-#include <llmk/attention_backward.hpp>
-#include <llmk/attention_forward.hpp>
-#include <llmk/classifier_backward.hpp>
-#include <llmk/classifier_forward.hpp>
-#include <llmk/adamw.hpp>
-#include <llmk/encoder_backward.hpp>
-#include <llmk/encoder_forward.hpp>
-#include <llmk/gelu_backward.hpp>
-#include <llmk/gelu_forward.hpp>
-#include <llmk/layernorm_backward.hpp>
-#include <llmk/layernorm_forward.hpp>
-#include <llmk/matmul_backward.hpp>
-#include <llmk/matmul_forward.hpp>
-#include <llmk/residual_forward.hpp>
-#include <llmk/squared_norm.hpp>
+#include <operations.hpp>  // generated: AllOperations
 
 #include <string>
 #include <vector>
 
 namespace llmk_test {
 
+// The names of every operation's implementations (AllOperations) that `own`
+// does not share, each once.
+template <class Info, class... Tags>
+std::vector<std::string> foreign_impls_among(const std::vector<Info>& own, std::tuple<Tags...>*) {
+  return foreign_impl_names(as_impl_infos(own), {as_impl_infos(llmk::impls<Tags>())...});
+}
 template <class Info>
 std::vector<std::string> foreign_impls_of(const std::vector<Info>& own) {
-  return foreign_impl_names(as_impl_infos(own),
-                            {as_impl_infos(llmk::impls<llmk::MatmulBackward>()),
-                             as_impl_infos(llmk::impls<llmk::MatmulForward>()),
-                             as_impl_infos(llmk::impls<llmk::LayernormBackward>()),
-                             as_impl_infos(llmk::impls<llmk::LayernormForward>()),
-                             as_impl_infos(llmk::impls<llmk::GeluBackward>()),
-                             as_impl_infos(llmk::impls<llmk::GeluForward>()),
-                             as_impl_infos(llmk::impls<llmk::ResidualForward>()),
-                             as_impl_infos(llmk::impls<llmk::AdamW>()),
-                             as_impl_infos(llmk::impls<llmk::SquaredNorm>()),
-                             as_impl_infos(llmk::impls<llmk::EncoderBackward>()),
-                             as_impl_infos(llmk::impls<llmk::EncoderForward>()),
-                             as_impl_infos(llmk::impls<llmk::ClassifierBackward>()),
-                             as_impl_infos(llmk::impls<llmk::ClassifierForward>()),
-                             as_impl_infos(llmk::impls<llmk::AttentionBackward>()),
-                             as_impl_infos(llmk::impls<llmk::AttentionBackwardRecompute>()),
-                             as_impl_infos(llmk::impls<llmk::AttentionForward>())});
+  return foreign_impls_among(own, static_cast<AllOperations*>(nullptr));
 }
 
 // An adapter's base (tests/contract/operation.hpp lists what an adapter
