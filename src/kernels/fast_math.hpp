@@ -47,17 +47,30 @@ inline float times_pow2(const float p, const float n) {
   return p * from_bits((half + 127) << 23) * from_bits((whole - half + 127) << 23);
 }
 
-// 2^n · p(f) for x = n + f, n = round(x), |f| ≤ ½: p is e^(f·ln 2) to degree 7.
-inline float exp2(const float x) {
-  const float xc = x < -126.0f ? -126.0f : (x > 128.0f ? 128.0f : x);  // NaN: 128, fixed below
-  const float n = round_small(xc);
-  const float f = xc - n;  // exact
+// 2^f for |f| ≤ ½: e^(f·ln 2) to degree 7.
+inline float exp2_fraction(const float f) {
   constexpr float c1 = 0.6931471805599453f, c2 = 0.2402265069591007f, c3 = 0.0555041086648216f,
                   c4 = 0.0096181291076285f, c5 = 0.0013333558146428f, c6 = 0.0001540353039338f,
                   c7 = 0.0000152527338040f;
-  const float p = 1.0f + f * (c1 + f * (c2 + f * (c3 + f * (c4 + f * (c5 + f * (c6 + f * c7))))));
-  const float r = times_pow2(p, n);
+  return 1.0f + f * (c1 + f * (c2 + f * (c3 + f * (c4 + f * (c5 + f * (c6 + f * c7))))));
+}
+
+// 2^n · 2^f for x = n + f, n = round(x).
+inline float exp2(const float x) {
+  const float xc = x < -126.0f ? -126.0f : (x > 128.0f ? 128.0f : x);  // NaN: 128, fixed below
+  const float n = round_small(xc);
+  const float r = times_pow2(exp2_fraction(xc - n), n);  // xc − n exact
   return x != x ? x : (x < -126.0f ? 0.0f : (x >= 128.0f ? __builtin_inff() : r));
+}
+
+// exp2 for x ≤ 0 (a softmax's terms, x − max): no upper clamp or overflow
+// select, and n ≥ −126, so one factor holds 2^n (as tanh's below). NaN
+// through, −inf 0.
+inline float exp2_nonpositive(const float x) {
+  const float xc = x >= -126.0f ? x : -126.0f;  // NaN: −126, fixed below
+  const float n = round_small(xc);
+  const float r = exp2_fraction(xc - n) * from_bits((static_cast<std::int32_t>(n) + 127) << 23);
+  return x != x ? x : (x < -126.0f ? 0.0f : r);
 }
 
 // e^x = 2^n · e^r, n = round(x·log2 e), r = x − n·ln 2 in two parts (Cody and
@@ -110,6 +123,14 @@ KOKKOS_INLINE_FUNCTION float fast_exp2(const float x) {
   return compat::exp2(x);
 #else
   return host_math::exp2(x);
+#endif
+}
+// fast_exp2 for x ≤ 0 or NaN (host: host_math::exp2_nonpositive).
+KOKKOS_INLINE_FUNCTION float fast_exp2_nonpositive(const float x) {
+#if defined(__CUDA_ARCH__)
+  return compat::exp2(x);
+#else
+  return host_math::exp2_nonpositive(x);
 #endif
 }
 KOKKOS_INLINE_FUNCTION float fast_tanh(const float x) {

@@ -109,7 +109,10 @@ struct Online {
   // exp(d) for d = x − max ≤ 0, subtracted first: exact where x is near max,
   // and no rounding of x·log2(e) at large logits (a relative error of 4e-5
   // on every exponential at logits near 1000).
-  KOKKOS_INLINE_FUNCTION static float exp_of(const float d) { return fast_exp2(d * kLog2e); }
+  // d ≤ 0 (or NaN): fast_exp2_nonpositive.
+  KOKKOS_INLINE_FUNCTION static float exp_of(const float d) {
+    return fast_exp2_nonpositive(d * kLog2e);
+  }
 
   KOKKOS_INLINE_FUNCTION void merge(const float o_max, const float o_sum) {
     if (o_max > max) {
@@ -295,7 +298,8 @@ class ClassifierRows {
 // In fp32 the second pass keeps its exponentials in dx for the third (bf16
 // would round them before the subtraction of the target's 1): the
 // exponential is most of a pass's work, and one per element instead of two
-// took B 8, T 64 from 13.7 to 7.1-8.2 ms on 2 Zen 4 cores.
+// took B 8, T 64 from 13.7 to 7.1-8.2 ms on 2 Zen 4 cores; exp_of's
+// exponential for a non-positive argument then to 5.2 (bf16: 14.4 -> 9.3).
 template <class T>
 inline void classifier_row_host(T* dx, const T* x, const int V, const int Vp, const int t,
                                 const float scale, float* loss) {
