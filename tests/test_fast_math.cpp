@@ -1,9 +1,9 @@
 // The host's exp, exp2 and tanh of the kernels' loops (kernels/fast_math.hpp)
 // against double, named reference.FastMath.<case>:
-//  - Exp, Exp2, Exp2NonPositive: at 2^20 points across the range where the
-//    result is a normal float (x ≤ 0 for the last), within 3 ulp of the exact
-//    value rounded to float; below it 0, above it +inf; NaN through; −inf
-//    gives 0 (a masked score's weight).
+//  - Exp, Exp2, ExpNonPositive, Exp2NonPositive: at 2^20 points across the
+//    range where the result is a normal float (x ≤ 0 for the last two),
+//    within 3 ulp of the exact value rounded to float; below it 0, above it
+//    +inf; NaN through; −inf gives 0 (a masked score's weight).
 //  - Tanh: within 2e-7 absolute over [−20, 20] (2^20 points) and ±1 beyond;
 //    odd; NaN through.
 // (A coefficient of exp's polynomial off by 1 % fails Exp: planted once.)
@@ -61,6 +61,17 @@ TEST(FastMath, Exp2) {
   EXPECT_EQ(hm::exp2(-kInf), 0.0f);
   EXPECT_EQ(hm::exp2(128.0f), kInf);
   EXPECT_TRUE(std::isnan(hm::exp2(kNan)));
+}
+
+TEST(FastMath, ExpNonPositive) {
+  sweep([](float x) { return hm::exp_nonpositive(x); }, [](double x) { return std::exp(x); },
+        -87.3, 0, 3);
+  sweep([](float x) { return hm::exp_nonpositive(x); }, [](double x) { return std::exp(x); },
+        -1, 1e-6, 3);  // a rounding above 0, as s − lse may be
+  EXPECT_EQ(hm::exp_nonpositive(0.0f), 1.0f);
+  EXPECT_EQ(hm::exp_nonpositive(-88.0f), 0.0f);
+  EXPECT_EQ(hm::exp_nonpositive(-kInf), 0.0f);
+  EXPECT_TRUE(std::isnan(hm::exp_nonpositive(kNan)));
 }
 
 TEST(FastMath, Exp2NonPositive) {

@@ -287,7 +287,7 @@ struct FlashCommon {
   KOKKOS_INLINE_FUNCTION void store_pair(const Tiles& t, const index_t i, const index_t j,
                                          const index_t nk, const bool causal, const float s,
                                          const float dp) const {
-    const float p = causal ? fast_exp(a.alpha * s - t.lse[i]) : 0.0f;
+    const float p = causal ? fast_exp_nonpositive(a.alpha * s - t.lse[i]) : 0.0f;
     t.P[i * nk + j] = p;
     t.dS[i * nk + j] = causal ? p * (dp - t.D[i]) : 0.0f;
   }
@@ -325,7 +325,7 @@ struct FlashCommon {
         LLMK_SIMD
         for (index_t j = 0; j < nk; ++j) {
           const bool causal = j < causal_end;
-          const float p = causal ? fast_exp(alpha * P[j] - lse) : 0.0f;
+          const float p = causal ? fast_exp_nonpositive(alpha * P[j] - lse) : 0.0f;
           P[j] = p;
           dS[j] = causal ? p * (dS[j] - D) : 0.0f;
         }

@@ -152,11 +152,11 @@ struct FlashForward : kernels::FlashCommon<ExecSpace, TIn, TOut, Tuning_> {
       for (index_t j = 0; j < causal; ++j) m = alpha * P[j] > m ? alpha * P[j] : m;
       // exp(−inf − m) = 0 at the first block; NaN logits never raise m and
       // give NaN probabilities below.
-      const float scale = kernels::fast_exp(t.lse[i] - m);
+      const float scale = kernels::fast_exp_nonpositive(t.lse[i] - m);
       float s = 0.0f;
       LLMK_SIMD
       for (index_t j = 0; j < nk; ++j) {
-        const float p = j < causal ? kernels::fast_exp(alpha * P[j] - m) : 0.0f;
+        const float p = j < causal ? kernels::fast_exp_nonpositive(alpha * P[j] - m) : 0.0f;
         P[j] = p;
       }
       for (index_t j = 0; j < causal; ++j) s += P[j];
