@@ -63,13 +63,19 @@ inline float exp2(const float x) {
   return x != x ? x : (x < -126.0f ? 0.0f : (x >= 128.0f ? __builtin_inff() : r));
 }
 
+// 2^n for an integral n in [−126, 127], as a float's exponent bits: one
+// factor, where times_pow2 takes two to reach the whole range.
+inline float pow2_factor(const float n) {
+  return from_bits((static_cast<std::int32_t>(n) + 127) << 23);
+}
+
 // exp2 for x ≤ 0 (a softmax's terms, x − max): no upper clamp or overflow
 // select, and n ≥ −126, so one factor holds 2^n (as tanh's below). NaN
 // through, −inf 0.
 inline float exp2_nonpositive(const float x) {
   const float xc = x >= -126.0f ? x : -126.0f;  // NaN: −126, fixed below
   const float n = round_small(xc);
-  const float r = exp2_fraction(xc - n) * from_bits((static_cast<std::int32_t>(n) + 127) << 23);
+  const float r = exp2_fraction(xc - n) * pow2_factor(n);
   return x != x ? x : (x < -126.0f ? 0.0f : r);
 }
 
@@ -90,15 +96,19 @@ inline float exp(const float x) {
   return x != x ? x : (x < -87.33654f ? 0.0f : (x > 88.72283f ? __builtin_inff() : v));
 }
 
+// e^x for x in [−87.5, 0], exp's steps without its clamps and selects
+// (the callers' own): n = round(x·log2 e) ∈ [−126, 0], one factor 2^n.
+inline float exp_in_range(const float x) {
+  const float n = round_small(x * kLog2e);
+  return exp_fraction((x - n * kLn2Hi) - n * kLn2Lo) * pow2_factor(n);
+}
+
 // exp for x ≤ 0 (a softmax's terms: x − max, s − lse; exact up to x < 88,
 // so a rounding above 0 does no harm): no upper clamp or overflow select,
 // and n ≥ −126, so one factor holds 2^n. NaN through, −inf 0.
 inline float exp_nonpositive(const float x) {
   const float xc = x >= -87.5f ? x : -87.5f;  // NaN: −87.5, fixed below
-  const float n = round_small(xc * kLog2e);
-  const float v = exp_fraction((xc - n * kLn2Hi) - n * kLn2Lo) *
-                  from_bits((static_cast<std::int32_t>(n) + 127) << 23);
-  return x != x ? x : (x < -87.33654f ? 0.0f : v);
+  return x != x ? x : (x < -87.33654f ? 0.0f : exp_in_range(xc));
 }
 
 // tanh x = sign(x)·(1 − e)/(1 + e), e = e^(−2|x|) ∈ (0, 1], exp's steps
@@ -109,9 +119,7 @@ inline float exp_nonpositive(const float x) {
 inline float tanh(const float x) {
   const float a = x < 0 ? -x : x;
   const float y = a <= 43.5f ? -2.0f * a : -87.0f;  // e ≤ 1.7e-38 below: t is 1 (NaN too)
-  const float n = round_small(y * kLog2e);         // in [−126, 0]
-  const float e = exp_fraction((y - n * kLn2Hi) - n * kLn2Lo) *
-                  from_bits((static_cast<std::int32_t>(n) + 127) << 23);
+  const float e = exp_in_range(y);
   const float t = (1.0f - e) / (1.0f + e);
   return x != x ? x : (x < 0 ? -t : t);
 }
