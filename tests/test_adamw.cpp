@@ -1,6 +1,6 @@
-// llmk::adamw on the execution space LLMK_TEST_SPACE: the contract tests
-// (tests/contract/) with its adapter (support/adamw_adapter.hpp), and its
-// own cases:
+// llmk::adamw's own cases on the execution space LLMK_TEST_SPACE, beside
+// its contract tests (tests/contract/, registered by the generated
+// space_adamw.cpp with support/adamw_adapter.hpp):
 //  - AdamWSteps.*: five steps in a row on one state (t = 1 … 5, the learning
 //    rate and clipping factor changing as a schedule changes them), each
 //    against the reference of a step from the state the previous call left:
@@ -15,6 +15,7 @@
 #include "support/adamw_adapter.hpp"
 #include "support/compare.hpp"
 #include "support/offset_array.hpp"
+#include "support/test_space.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -27,18 +28,11 @@
 #include <type_traits>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using llmk::reference::Precision;
 namespace ref = llmk::reference::adamw;
-
-[[maybe_unused]] const bool registered =
-    (llmk_test::contract::register_space_tests<llmk_test::AdamWContract, Space>(), true);
 
 // A configuration's element types: params T, grads G.
 template <class T, class G>

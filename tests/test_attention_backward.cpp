@@ -1,7 +1,8 @@
-// llmk::attention_backward's suite in the per-space binary (LLMK_TEST_SPACE):
-// the contract tests every operation passes (tests/contract/), instantiated
-// with its adapter (support/attention_adapter.hpp), named
-// "attention_backward/<aspect>.<case>"; and attention's own:
+// llmk::attention_backward's own cases in the per-space binary
+// (LLMK_TEST_SPACE), beside the contract tests every operation passes
+// (tests/contract/, registered by the generated space_attention_backward.cpp
+// with support/attention_backward_adapter.hpp), named
+// "attention_backward/<aspect>.<case>" as they are:
 //   MaskedNeverRead  att's masked part (t' > t) all NaN: the results are
 //                    finite, within the tolerance of the reference, and (for
 //                    deterministic implementations) bitwise those of the
@@ -13,17 +14,14 @@
 // (Bad arguments on the host: test_attention_bad_inputs.cpp, in the
 // validation binary; the reference itself: test_attention_reference.cpp.)
 #include "contract/all.hpp"
-#include "support/attention_adapter.hpp"
+#include "support/attention_backward_adapter.hpp"
+#include "support/test_space.hpp"
 
 #include <cmath>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using Op = llmk_test::AttentionBackwardContract;
 using namespace llmk_test;
 using namespace llmk_test::contract;
@@ -88,7 +86,6 @@ void check_one_position(const ImplPrecision& ip) {
 }
 
 [[maybe_unused]] const bool registered = [] {
-  register_space_tests<Op, Space>();
   for (const ImplPrecision& ip : impl_precisions_of<Op, Space>()) {
     add_test(Op::name(), "MaskedNeverRead", case_name(ip), case_description(ip),
              [=] { check_masked_never_read(ip); });

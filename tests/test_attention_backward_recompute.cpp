@@ -1,7 +1,8 @@
-// llmk::attention_backward_recompute's suite in the per-space binary
-// (LLMK_TEST_SPACE): the contract tests (tests/contract/) with its adapter
-// (support/attention_recompute_adapter.hpp), named
-// "attention_backward_recompute/<aspect>.<case>"; and its own:
+// llmk::attention_backward_recompute's own cases in the per-space binary
+// (LLMK_TEST_SPACE), beside its contract tests (tests/contract/, registered
+// by the generated space_attention_backward_recompute.cpp with
+// support/attention_backward_recompute_adapter.hpp), named
+// "attention_backward_recompute/<aspect>.<case>" as they are:
 //   MatchesMaterialized  on the contract's shapes, the same problem through
 //                        attention_backward ("materialized", from att) and
 //                        through the recompute variant (from out and lse):
@@ -15,20 +16,17 @@
 // (Bad arguments: test_attention_recompute_bad_inputs.cpp; the reference:
 // test_attention_reference.cpp; T = 16384: test_attention_recompute_huge.cpp.)
 #include "contract/all.hpp"
-#include "support/attention_recompute_adapter.hpp"
+#include "support/attention_backward_recompute_adapter.hpp"
+#include "support/test_space.hpp"
 
 #include <ops/attention_backward_recompute/flash_mma.hpp>
 
 #include <limits>
 #include <stdexcept>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using Op = llmk_test::AttentionBackwardRecomputeContract;
 using Materialized = llmk_test::AttentionBackwardContract;
 using namespace llmk_test;
@@ -145,7 +143,6 @@ TEST(attention_backward_recompute_FlashMmaDs, TileCount) {
 }
 
 [[maybe_unused]] const bool registered = [] {
-  register_space_tests<Op, Space>();
   for (const ImplPrecision& ip : impl_precisions_of<Op, Space>()) {
     add_test(Op::name(), "MatchesMaterialized", case_name(ip), case_description(ip),
              [=] { check_matches_materialized(ip); });

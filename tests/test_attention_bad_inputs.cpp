@@ -1,8 +1,8 @@
 // llmk::attention_backward's, attention_backward_recompute's and attention_forward's bad inputs,
 // on the default host execution space (argument checks run on the host
-// before any kernel, whatever the space): the contract's
-// (tests/contract/bad_inputs.hpp) with their adapters, and their own
-// (<op>/Heads.*): C not a multiple of NH, NH = 0 (and attention_backward's
+// before any kernel, whatever the space), their own beside the contract's
+// (tests/contract/bad_inputs.hpp, registered by the generated
+// bad_inputs_<op>.cpp with their adapters): (<op>/Heads.*) C not a multiple of NH, NH = 0 (and attention_backward's
 // att with its last two extents unequal), each refused naming what is
 // wrong, through the views and the raw pointers, every array bitwise as it
 // was; and (Heads.MultiplePastTheRange) a multiple "3C" past int64's range.
@@ -108,9 +108,6 @@ void check_multiple_past_the_range() {
 }
 
 [[maybe_unused]] const bool registered = [] {
-  register_bad_input_tests<Op, Host>();
-  register_bad_input_tests<Recompute, Host>();
-  register_bad_input_tests<Forward, Host>();
   for (const Entry entry : {Entry::Rank2Views, Entry::Rank3Views, Entry::RawPointers}) {
     add_test(Op::name(), "Heads", std::string("CNotMultipleOfNH_") + entry_test_name(entry),
              "C = 16, NH = 5", [=] { check_c_not_multiple_of_nh<Op>(entry); });

@@ -13,6 +13,7 @@
 // tolerances: "attention_flash/ForwardTiles.<tuning>_<shape>".
 #include "contract/device_problem.hpp"
 #include "support/compare.hpp"
+#include "support/test_space.hpp"
 
 #include <kernels/attention_flash.hpp>
 #include <ops/attention_backward/reference/compare.hpp>
@@ -27,13 +28,9 @@
 #include <string>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 namespace at = llmk::reference::attention;
 using llmk::reference::Precision;
 

@@ -1,8 +1,8 @@
-// llmk::attention_forward on the execution space LLMK_TEST_SPACE: the
-// contract tests (tests/contract/) with its adapter
-// (support/attention_forward_adapter.hpp), named
-// "attention_forward/<aspect>.<case>", on the recompute backward's shapes;
-// and its own:
+// llmk::attention_forward's own cases on the execution space
+// LLMK_TEST_SPACE, beside its contract tests (tests/contract/, registered by
+// the generated space_attention_forward.cpp with
+// support/attention_forward_adapter.hpp: the recompute backward's shapes),
+// named "attention_forward/<aspect>.<case>" as they are:
 //   FeedsRecompute  its out and lse (bf16 and fp32) into
 //                   attention_backward_recompute: dqkv within
 //                   recompute_vs_materialized_tolerance of the float64
@@ -10,18 +10,15 @@
 //                   training step chains)
 #include "contract/all.hpp"
 #include "support/attention_forward_adapter.hpp"
+#include "support/test_space.hpp"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using Forward = llmk_test::AttentionForwardContract;
 using namespace llmk_test;
 using namespace llmk_test::contract;
@@ -52,7 +49,6 @@ void check_feeds_recompute(const at::Shape& shape, Precision precision) {
 }
 
 [[maybe_unused]] const bool registered = [] {
-  register_space_tests<Forward, Space>();
   for (const Precision precision : {Precision::fp32, Precision::bf16})
     for (const char* name : {"odd", "T130", "gpt2_heads"}) {
       const auto& shapes = at::test_shapes();

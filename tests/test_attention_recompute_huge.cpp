@@ -16,6 +16,7 @@
 #include "contract/device_problem.hpp"
 #include "support/attention_forward.hpp"
 #include "support/compare.hpp"
+#include "support/test_space.hpp"
 
 #include <core/reference/bf16.hpp>
 #include <core/reference/random.hpp>
@@ -32,13 +33,9 @@
 #include <string>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using llmk::reference::Precision;
 using i64 = std::int64_t;
 

@@ -1,8 +1,9 @@
-// llmk::classifier_backward in the per-space binary (LLMK_TEST_SPACE): the
-// contract tests (tests/contract/) with its adapter
-// (support/classifier_adapter.hpp: targets an int32 input; dlogits a
-// separate array; variants with a per-position dloss and without losses),
-// named classifier_backward/<aspect>.<case>, and its own, named
+// llmk::classifier_backward in the per-space binary (LLMK_TEST_SPACE): beside
+// the contract tests (tests/contract/, registered by the generated
+// space_classifier_backward.cpp with support/classifier_backward_adapter.hpp:
+// targets an int32 input; dlogits a separate array; variants with a
+// per-position dloss and without losses), named
+// classifier_backward/<aspect>.<case>, its own, named
 // classifier_backward.<case>, each result against the float64 reference (its
 // reference library's tolerances, element by element, the padded columns
 // exactly +0): in place (dlogits the logits' own array) for every
@@ -13,9 +14,10 @@
 // rows past 2³¹ elements (`HugeRows`, label `huge`).
 // (Bad arguments on the host: test_classifier_bad_inputs.cpp.)
 #include "contract/all.hpp"
-#include "support/classifier_adapter.hpp"
+#include "support/classifier_backward_adapter.hpp"
 #include "support/classifier_device.hpp"
 #include "support/huge_array.hpp"
+#include "support/test_space.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,10 +25,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
 
 namespace llmk_test::classifier {
 
@@ -59,7 +57,7 @@ void fill_huge(const Logits& logits, const Targets& targets, const std::int64_t 
 namespace {
 
 using namespace llmk_test::classifier;
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 
 const std::vector<Precision> kPrecisions = {Precision::fp32, Precision::bf16};
 
@@ -285,9 +283,5 @@ TEST(classifier_backward, HugeRows) {
     }
   }
 }
-
-[[maybe_unused]] const bool registered =
-    (llmk_test::contract::register_space_tests<llmk_test::ClassifierBackwardContract, Space>(),
-     true);
 
 }  // namespace

@@ -1,9 +1,11 @@
 // llmk::classifier_backward's argument checks (the validation binary, on the
-// default host space): the contract's bad inputs (tests/contract/bad_inputs.hpp,
-// support/classifier_adapter.hpp: extents, ranks of the leader logits, null
-// pointers, negative and overflowing sizes, overlaps, workspace overlaps,
-// element types, implementation names; dlogits a separate array), and what
-// they do not try, each refused with std::invalid_argument naming it before
+// default host space): beside the contract's bad inputs
+// (tests/contract/bad_inputs.hpp, registered by the generated
+// bad_inputs_classifier_backward.cpp with
+// support/classifier_backward_adapter.hpp: extents, ranks of the leader
+// logits, null pointers, negative and overflowing sizes, overlaps, workspace
+// overlaps, element types, implementation names; dlogits a separate array),
+// what they do not try, each refused with std::invalid_argument naming it before
 // anything is written (the logits are checked unchanged after every
 // refusal): targets of the other rank than logits, V above Vp, negative or 0
 // with rows; Vp past every implementation's column limit without rows
@@ -12,7 +14,7 @@
 // are the per-space binary's (test_classifier_backward.cpp: they are
 // checked on the device).
 #include "contract/bad_inputs.hpp"
-#include "support/classifier_adapter.hpp"
+#include "support/classifier_backward_adapter.hpp"
 #include "support/classifier_forward_adapter.hpp"
 #include "support/classifier_device.hpp"
 
@@ -121,12 +123,5 @@ TEST(classifier_backward_BadInputs, WorkspaceOverlap) {
     EXPECT_EQ(f.losses, losses) << "the losses were written";
   }
 }
-
-using Host = Kokkos::DefaultHostExecutionSpace;
-
-[[maybe_unused]] const bool registered =
-    (llmk_test::contract::register_bad_input_tests<llmk_test::ClassifierBackwardContract, Host>(),
-     llmk_test::contract::register_bad_input_tests<llmk_test::ClassifierForwardContract, Host>(),
-     true);
 
 }  // namespace

@@ -1,6 +1,7 @@
-// llmk::classifier_forward on the execution space LLMK_TEST_SPACE: the
-// contract tests (tests/contract/) with its adapter
-// (support/classifier_forward_adapter.hpp), and its own cases:
+// llmk::classifier_forward's own cases on the execution space
+// LLMK_TEST_SPACE, beside its contract tests (tests/contract/, registered by
+// the generated space_classifier_forward.cpp with
+// support/classifier_forward_adapter.hpp):
 //  - ClassifierForward.MatchesBackwardLosses: the same logits and targets
 //    through classifier_backward and classifier_forward, every
 //    implementation and precision: the forward's losses bitwise the
@@ -11,6 +12,7 @@
 //    unchanged.
 #include "contract/all.hpp"
 #include "support/classifier_forward_adapter.hpp"
+#include "support/test_space.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,19 +21,12 @@
 #include <string>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using llmk::reference::Precision;
 namespace cl = llmk::reference::classifier;
 using llmk_test::classifier::DeviceArray;
-
-[[maybe_unused]] const bool registered =
-    (llmk_test::contract::register_space_tests<llmk_test::ClassifierForwardContract, Space>(), true);
 
 template <class V>
 V device_ints(const std::vector<std::int32_t>& host) {

@@ -8,6 +8,7 @@
 // and 4; on Cuda 2 warps of 32 lanes. Rows start with their largest logits in one thread's
 // half and not the other's, so a merge that ignores the maxima fails.
 #include "support/classifier_device.hpp"
+#include "support/test_space.hpp"
 
 #include <gtest/gtest.h>
 #include <ops/classifier_backward/kernels.hpp>
@@ -15,14 +16,10 @@
 #include <string>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
 using namespace llmk_test::classifier;
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 
 // (The pack's elements are ClassifierRows' N, given with the tuning.)
 template <int TeamSize, int VectorLength, int Unroll>

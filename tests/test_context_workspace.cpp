@@ -16,7 +16,8 @@
 // (A workspace overlapping an argument is the contract's
 // BadInputs.WorkspaceOverlap_*, one at an odd address Workspace.Misaligned_*.)
 #include "contract/device_problem.hpp"
-#include "support/matmul_adapter.hpp"
+#include "support/matmul_backward_adapter.hpp"
+#include "support/test_space.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -30,13 +31,9 @@
 #include <string>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using Op = llmk_test::MatmulBackwardContract;
 using llmk_test::Precision;
 using ::testing::HasSubstr;

@@ -1,6 +1,7 @@
-// llmk::encoder_backward on LLMK_TEST_SPACE: the contract tests
-// (tests/contract/) with its adapter (support/encoder_adapter.hpp: tokens an
-// int32 input), named encoder_backward/<aspect>.<case>, and its own cases:
+// llmk::encoder_backward's own cases on LLMK_TEST_SPACE, beside its contract
+// tests (tests/contract/, registered by the generated
+// space_encoder_backward.cpp with support/encoder_backward_adapter.hpp:
+// tokens an int32 input), named encoder_backward/<aspect>.<case> as they are:
 //  - Order: each implementation bitwise equal to float32 sums written here,
 //    each token's rows in increasing position order in runs of 32, the runs'
 //    sums in order, and dwpe's in order of b (the promised order: a bucket
@@ -24,8 +25,9 @@
 // (Bad arguments on the host: test_encoder_bad_inputs.cpp.)
 #include "contract/all.hpp"
 #include "support/compare.hpp"
-#include "support/encoder_adapter.hpp"
+#include "support/encoder_backward_adapter.hpp"
 #include "support/encoder_forward_adapter.hpp"
+#include "support/test_space.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -44,13 +46,9 @@
 #include <utility>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using llmk::reference::Precision;
 using ::testing::HasSubstr;
 namespace enc = llmk::reference::encoder;
@@ -363,7 +361,6 @@ std::vector<std::string> forward_impls_here() {
 }
 
 [[maybe_unused]] const bool registered = [] {
-  llmk_test::contract::register_space_tests<llmk_test::EncoderBackwardContract, Space>();
   const std::vector<Precision> precisions{Precision::fp32, Precision::bf16,
                                           Precision::bf16_fp32grad};
   for (const Precision p : precisions) {
@@ -390,7 +387,6 @@ std::vector<std::string> forward_impls_here() {
   add("BadArguments", "Ranks", check_bad_ranks);
   add("Workspace", "Misaligned", check_misaligned_workspace);
 
-  llmk_test::contract::register_space_tests<llmk_test::EncoderForwardContract, Space>();
   const std::pair<std::int64_t, int> bad_tokens[] = {{0, -1}, {4, 9}, {-1, INT_MIN}};
   for (const std::string& impl : forward_impls_here())
     for (const bool checked : {true, false})

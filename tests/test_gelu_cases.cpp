@@ -18,6 +18,7 @@
 //    (GELU in place), overwritten and accumulated, both implementations.
 #include "support/compare.hpp"
 #include "support/offset_array.hpp"
+#include "support/test_space.hpp"
 
 #include <gtest/gtest.h>
 #include <llmk/gelu_backward.hpp>
@@ -32,13 +33,9 @@
 #include <string>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using llmk::reference::Precision;
 namespace gelu = llmk::reference::gelu;
 

@@ -22,6 +22,8 @@
 //    its kernels run it natively (onednn_runs_bf16); elsewhere a bf16 call
 //    of "onednn" is refused before it writes (run here under
 //    ONEDNN_MAX_CPU_ISA=AVX512_CORE or AVX2 to see that side).
+#include "support/test_space.hpp"
+
 #include <gtest/gtest.h>
 #include <llmk/host_blas.hpp>
 #include <llmk/matmul_backward.hpp>
@@ -33,7 +35,7 @@
 
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 constexpr bool kHostSpace = Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
 
 TEST(HostBlas, SharesKokkosThreads) {

@@ -1,11 +1,12 @@
 // llmk::layernorm_backward's bad inputs, on the default host execution space
 // (argument checks run on the host before any kernel, whatever the space):
-// the contract's (tests/contract/bad_inputs.hpp) with its adapter, and C above
-// an implementation's column limit. Each call throws std::invalid_argument
+// beside the contract's (tests/contract/bad_inputs.hpp, registered by the
+// generated bad_inputs_layernorm_backward.cpp with its adapter), C above an
+// implementation's column limit. Each call throws std::invalid_argument
 // naming the argument and leaves every array bitwise as it was.
 #include "contract/bad_inputs.hpp"
 #include "support/column_limits.hpp"
-#include "support/layernorm_adapter.hpp"
+#include "support/layernorm_backward_adapter.hpp"
 #include "support/layernorm_forward_adapter.hpp"
 #include "support/sparse.hpp"
 
@@ -91,8 +92,6 @@ TEST(LayernormForwardEps, RefusedUnlessFiniteAndPositive) {
 }
 
 [[maybe_unused]] const bool registered = [] {
-  llmk_test::contract::register_bad_input_tests<llmk_test::LayernormBackwardContract, Host>();
-  llmk_test::contract::register_bad_input_tests<llmk_test::LayernormForwardContract, Host>();
   for (const llmk_test::LimitedImpl& li :
        llmk_test::impls_with_column_limits<llmk::op::layernorm_backward::Op::Implementations, Host>())
     llmk_test::contract::add_test("layernorm_backward", "ColumnLimits", li.name,

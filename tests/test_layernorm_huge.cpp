@@ -17,7 +17,8 @@
 // MemAvailable. On Cuda everything is allocated: ~26 GB of device memory.
 #include "contract/device_problem.hpp"
 #include "support/huge_array.hpp"
-#include "support/layernorm_adapter.hpp"
+#include "support/layernorm_backward_adapter.hpp"
+#include "support/test_space.hpp"
 
 #include <llmk/layernorm_backward.hpp>
 
@@ -31,7 +32,7 @@ namespace {
 
 using namespace llmk_test;
 namespace ln = llmk::reference::layernorm;
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 
 constexpr std::int64_t kBlockRows = 96;  // non-zero rows per block
 

@@ -10,6 +10,8 @@
 // it expects, so a plan that silently falls back cannot pass for the kernel.
 // Then Cuda's "warp_rows" kernel (backends/cuda/layernorm_warp_rows.cpp),
 // each case asserting that it ran rather than fell back.
+#include "support/test_space.hpp"
+
 #include <gtest/gtest.h>
 #include <ops/layernorm_backward/rows.hpp>
 #include <ops/layernorm_backward/reference/compare.hpp>
@@ -21,13 +23,9 @@
 #include <string>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using llmk::bf16;
 using llmk::index_t;
 namespace ref = llmk::reference;

@@ -1,13 +1,15 @@
-// llmk::matmul_backward's suite in the per-space binary (LLMK_TEST_SPACE):
-// the contract tests every operation passes (tests/contract/), instantiated
-// with its adapter (support/matmul_adapter.hpp: every precision, tf32
-// included, and GELU off and on). Names: "matmul_backward/<aspect>.<case>";
-// tests/README.md lists the aspects. Beside them, what the infos say that is
-// matmul's own. (Bad arguments on the host: test_matmul_bad_inputs.cpp, in the
+// llmk::matmul_backward's own cases in the per-space binary
+// (LLMK_TEST_SPACE), beside the contract tests every operation passes
+// (tests/contract/, registered by the generated space_matmul_backward.cpp
+// with support/matmul_backward_adapter.hpp: every precision, tf32 included,
+// and GELU off and on; names "matmul_backward/<aspect>.<case>",
+// tests/README.md lists the aspects): what the infos say that is matmul's
+// own. (Bad arguments on the host: test_matmul_bad_inputs.cpp, in the
 // validation binary; M ≥ 2³¹: test_matmul_huge.cpp.)
 #include "contract/all.hpp"
-#include "support/matmul_adapter.hpp"
+#include "support/matmul_backward_adapter.hpp"
 #include "support/matmul_forward_adapter.hpp"
+#include "support/test_space.hpp"
 
 #include <gtest/gtest.h>
 #include <llmk/matmul_backward.hpp>
@@ -18,13 +20,9 @@
 #include <string>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using llmk_test::Precision;
 
 // matmul's own: the configurations are fp32, bf16 and bf16-fp32grad; every
@@ -207,8 +205,6 @@ void check_inf_inputs(const llmk_test::ImplPrecision& ip) {
 }
 
 [[maybe_unused]] const bool registered = [] {
-  llmk_test::contract::register_space_tests<llmk_test::MatmulBackwardContract, Space>();
-  llmk_test::contract::register_space_tests<llmk_test::MatmulForwardContract, Space>();
   llmk_test::contract::add_test("matmul_backward", "Impls", "MatmulInfos",
                                 "precisions, dbias and GELU, portable kernels",
                                 check_matmul_infos);

@@ -1,7 +1,8 @@
 // llmk::matmul_backward's bad inputs, on the default host execution space
 // (argument checks run on the host before any kernel, whatever the space):
-// the contract's (tests/contract/bad_inputs.hpp) with its adapter
-// (support/matmul_adapter.hpp: GELU off and on), and what is matmul's own:
+// beside the contract's (tests/contract/bad_inputs.hpp, registered by the
+// generated bad_inputs_matmul_backward.cpp with
+// support/matmul_backward_adapter.hpp: GELU off and on), what is matmul's own:
 // dout's rank-3 extents reported on inp, padded views, implementations not
 // compiled in or not available, C or OC above an implementation's column
 // limit, an implementation without the precision or without TF32, TF32 with
@@ -11,7 +12,7 @@
 #include "contract/bad_inputs.hpp"
 #include "support/column_limits.hpp"
 #include "support/compare.hpp"
-#include "support/matmul_adapter.hpp"
+#include "support/matmul_backward_adapter.hpp"
 #include "support/matmul_forward_adapter.hpp"
 #include "support/problem.hpp"
 #include "support/sparse.hpp"
@@ -453,8 +454,6 @@ void add(const std::string& aspect, const std::string& name, std::function<void(
 }
 
 [[maybe_unused]] const bool registered = [] {
-  llmk_test::contract::register_bad_input_tests<llmk_test::MatmulBackwardContract, Host>();
-  llmk_test::contract::register_bad_input_tests<llmk_test::MatmulForwardContract, Host>();
   add("Extents", "Rank3DoutTimeDiffersFromInp", [] { Views().Rank3DoutTimeDiffersFromInp(); });
   add("Extents", "PaddedRank2View", [] { Views().PaddedRank2View(); });
   add("Extents", "PaddedRank3View", [] { Views().PaddedRank3View(); });

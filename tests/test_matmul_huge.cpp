@@ -16,7 +16,8 @@
 // reference over the non-zero rows exactly.
 #include "contract/device_problem.hpp"
 #include "support/huge_array.hpp"
-#include "support/matmul_adapter.hpp"
+#include "support/matmul_backward_adapter.hpp"
+#include "support/test_space.hpp"
 
 #include <llmk/matmul_backward.hpp>
 
@@ -30,7 +31,7 @@
 namespace {
 
 using namespace llmk_test;
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 
 constexpr std::int64_t k2to31 = std::int64_t(1) << 31;
 constexpr std::int64_t kM = k2to31 + (std::int64_t(1) << 20), kC = 1, kOC = 2;

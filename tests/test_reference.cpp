@@ -418,7 +418,7 @@ TEST(Tolerance, PerPrecisionAndOutput) {
 
 // What the derivations in reference/compare.hpp claim, simulated on the
 // shapes every precision is tested on (accuracy_shapes(), GELU off and on:
-// the contract tests', support/matmul_adapter.hpp): results as a correct
+// the contract tests', support/matmul_backward_adapter.hpp): results as a correct
 // implementation makes them pass their tolerance; results missing one
 // product per sum, or with a row (a block for dbias) left unwritten, fail it.
 //  - bf16 outputs: the float64 result rounded once to bf16 (the worst case

@@ -1,6 +1,7 @@
-// llmk::residual_forward on the execution space LLMK_TEST_SPACE: the
-// contract tests (tests/contract/) with its adapter
-// (support/residual_forward_adapter.hpp), and its own cases:
+// llmk::residual_forward's own cases on the execution space
+// LLMK_TEST_SPACE, beside its contract tests (tests/contract/, registered by
+// the generated space_residual_forward.cpp with
+// support/residual_forward_adapter.hpp):
 //  - ResidualForwardInPlace.*: out = inp1, the same array (the residual
 //    stream updated in place), overwritten and accumulated, both
 //    implementations, with the arrays aligned alike at offsets 0 and 3 (the
@@ -12,6 +13,7 @@
 #include "support/compare.hpp"
 #include "support/offset_array.hpp"
 #include "support/residual_forward_adapter.hpp"
+#include "support/test_space.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,18 +22,11 @@
 #include <type_traits>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using llmk::reference::Precision;
 namespace ref = llmk::reference::residual_forward;
-
-[[maybe_unused]] const bool registered =
-    (llmk_test::contract::register_space_tests<llmk_test::ResidualForwardContract, Space>(), true);
 
 template <class T>
 constexpr Precision precision_of = std::is_same_v<T, float> ? Precision::fp32 : Precision::bf16;

@@ -12,6 +12,8 @@
 // against float64 sums written here from the operands' layouts. Outside the
 // matrices the inputs hold NaN (read into a sum, it would show) and D a
 // pattern that must come back bitwise; an overwritten D starts as NaN.
+#include "support/test_space.hpp"
+
 #include <gtest/gtest.h>
 #include <kernels/gemm_tiled.hpp>
 #include <support/tiled_tunings.hpp>
@@ -23,13 +25,9 @@
 #include <string>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using llmk::bf16;
 using llmk::index_t;
 namespace kn = llmk::kernels;

@@ -11,6 +11,8 @@
 // a sum, NaN would show), exact zeros only within the diagonal's tile; and
 // the tiles d_lower leaves out must come back bitwise as they were (NaN
 // when D is overwritten).
+#include "support/test_space.hpp"
+
 #include <gtest/gtest.h>
 #include <kernels/attention_tuning.hpp>
 #include <kernels/gemm_tiled.hpp>
@@ -22,13 +24,9 @@
 #include <string>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using llmk::bf16;
 using llmk::index_t;
 namespace kn = llmk::kernels;

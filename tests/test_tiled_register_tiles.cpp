@@ -10,6 +10,8 @@
 // general forms: test_tiled_gemm_forms.cpp. The reference is independent of
 // llmk's kernels: bf16 values go through llmk_reference's rounding (as bits),
 // gelu' is the reference's, the sums float64.
+#include "support/test_space.hpp"
+
 #include <core/reference/bf16.hpp>
 #include <gtest/gtest.h>
 #include <kernels/gemm_tiled.hpp>
@@ -23,13 +25,9 @@
 #include <string>
 #include <vector>
 
-#ifndef LLMK_TEST_SPACE
-#error "compile with -DLLMK_TEST_SPACE=<a Kokkos execution space: Serial, OpenMP, Cuda>"
-#endif
-
 namespace {
 
-using Space = Kokkos::LLMK_TEST_SPACE;
+using Space = llmk_test::TestSpace;
 using llmk::bf16;
 using llmk::index_t;
 

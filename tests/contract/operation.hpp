@@ -6,7 +6,7 @@
 //   llmk_test::contract::register_bad_input_tests<MyOpContract, Host>(); // validation binary
 //   llmk_test::contract::register_backend_tests<MyOpContract, Tested, Reference>(); // backends
 //
-// (tests/support/layernorm_adapter.hpp is layernorm_backward's adapter;
+// (tests/support/layernorm_backward_adapter.hpp is layernorm_backward's adapter;
 // tests/README.md lists what each aspect checks.) Every test is named
 // "<Op::name()>/<aspect>.<case>", e.g.
 // "layernorm_backward/Accuracy.blocked_bf16_odd_rank3"; the CTest groups'

@@ -1,12 +1,12 @@
 // llmk::attention_forward described to the contract tests
 // (tests/contract/operation.hpp lists what an adapter provides): the
-// recompute backward's shapes (support/attention_recompute_adapter.hpp: its
+// recompute backward's shapes (support/attention_backward_recompute_adapter.hpp: its
 // forward's arguments have the same sizes), its arguments from its
 // declaration, its float64 reference (reference_forward, the forward the
 // backward problems are made with) and its calls.
 #pragma once
 
-#include "support/attention_recompute_adapter.hpp"
+#include "support/attention_backward_recompute_adapter.hpp"
 
 #include <llmk/attention_forward.hpp>
 #include <ops/attention_forward/spec.hpp>

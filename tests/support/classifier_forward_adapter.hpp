@@ -7,7 +7,7 @@
 // ignores the contract's Overwrites.
 #pragma once
 
-#include "support/classifier_adapter.hpp"
+#include "support/classifier_backward_adapter.hpp"
 
 #include <llmk/classifier_forward.hpp>
 #include <ops/classifier_forward/spec.hpp>

@@ -1,13 +1,13 @@
 // llmk::encoder_forward described to the contract tests
 // (tests/contract/operation.hpp lists what an adapter provides): the encoder
-// backward's shapes (support/encoder_adapter.hpp: the same sizes, tokens
+// backward's shapes (support/encoder_backward_adapter.hpp: the same sizes, tokens
 // drawn alike), its arguments from its declaration (tokens an int32 input,
 // valid in [0, V)), its float64 reference (ops/encoder_forward/reference.hpp).
 #pragma once
 
 #include "contract/operation.hpp"
 #include "contract/spec_adapter.hpp"
-#include "support/encoder_adapter.hpp"
+#include "support/encoder_backward_adapter.hpp"
 #include "support/foreign_impls.hpp"
 
 #include <llmk/encoder_forward.hpp>

@@ -1,13 +1,13 @@
 // llmk::gelu_forward described to the contract tests
 // (tests/contract/operation.hpp lists what an adapter provides): the GELU
-// backward's shapes (support/gelu_adapter.hpp), its arguments from its
+// backward's shapes (support/gelu_backward_adapter.hpp), its arguments from its
 // declaration, its float64 reference (ops/gelu_forward/reference.hpp).
 #pragma once
 
 #include "contract/operation.hpp"
 #include "contract/spec_adapter.hpp"
 #include "support/foreign_impls.hpp"
-#include "support/gelu_adapter.hpp"
+#include "support/gelu_backward_adapter.hpp"
 
 #include <llmk/gelu_forward.hpp>
 #include <ops/gelu_forward/reference.hpp>

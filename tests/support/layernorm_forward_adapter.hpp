@@ -1,13 +1,13 @@
 // llmk::layernorm_forward described to the contract tests
 // (tests/contract/operation.hpp lists what an adapter provides): the layer
-// norm backward's shapes (support/layernorm_adapter.hpp), its arguments from
+// norm backward's shapes (support/layernorm_backward_adapter.hpp), its arguments from
 // its declaration, its float64 reference (ops/layernorm_forward/reference.hpp).
 #pragma once
 
 #include "contract/operation.hpp"
 #include "contract/spec_adapter.hpp"
 #include "support/foreign_impls.hpp"
-#include "support/layernorm_adapter.hpp"
+#include "support/layernorm_backward_adapter.hpp"
 
 #include <llmk/layernorm_forward.hpp>
 #include <ops/layernorm_forward/reference.hpp>

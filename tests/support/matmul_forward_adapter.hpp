@@ -8,7 +8,7 @@
 #include "contract/operation.hpp"
 #include "contract/spec_adapter.hpp"
 #include "support/foreign_impls.hpp"
-#include "support/matmul_adapter.hpp"
+#include "support/matmul_backward_adapter.hpp"
 
 #include <llmk/matmul_forward.hpp>
 #include <ops/matmul_forward/reference.hpp>

@@ -27,7 +27,7 @@ using llmk::reference::test_shapes;
 using llmk::reference::tolerance;
 using llmk::reference::Updates;
 
-// The shapes of matmul_backward's contract tests (support/matmul_adapter.hpp
+// The shapes of matmul_backward's contract tests (support/matmul_backward_adapter.hpp
 // runs each in every implementation × precision × GELU off and on) and of the
 // tolerances' simulation (test_reference.cpp): the reference library's
 // test_shapes() that have products or a dbias to sum (tiny, odd, mid,

@@ -1,6 +1,6 @@
 // llmk::residual_forward described to the contract tests
 // (tests/contract/operation.hpp lists what an adapter provides): the GELU
-// backward's shapes (support/gelu_adapter.hpp: elementwise over B×T×C), its
+// backward's shapes (support/gelu_backward_adapter.hpp: elementwise over B×T×C), its
 // arguments from its declaration, its float64 reference
 // (ops/residual_forward/reference.hpp).
 #pragma once
@@ -8,7 +8,7 @@
 #include "contract/operation.hpp"
 #include "contract/spec_adapter.hpp"
 #include "support/foreign_impls.hpp"
-#include "support/gelu_adapter.hpp"
+#include "support/gelu_backward_adapter.hpp"
 
 #include <llmk/residual_forward.hpp>
 #include <ops/residual_forward/reference.hpp>

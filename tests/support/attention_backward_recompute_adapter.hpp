@@ -1,12 +1,12 @@
 // llmk::attention_backward_recompute described to the contract tests
 // (tests/contract/operation.hpp lists what an adapter provides): the
-// attention adapter's shapes, problems and options (support/attention_adapter.hpp),
+// attention adapter's shapes, problems and options (support/attention_backward_adapter.hpp),
 // with the recompute variant's arguments (out and lse in place of att), its
 // implementations, its float64 reference (reference_backward_recompute) and
 // its calls. Members it does not redeclare are attention_backward's.
 #pragma once
 
-#include "support/attention_adapter.hpp"
+#include "support/attention_backward_adapter.hpp"
 
 #include <ops/attention_backward_recompute/spec.hpp>
 
