@@ -194,12 +194,12 @@ void add_selection_options(CLI::App& app, typename D::Options& opt) {
       ->capture_default_str()
       ->check(impls.validator());
   const std::vector<std::string> names = precision_names_of<D>();
-  app.add_option(
-         "--precision", opt.precisions,
-         "comma list of " + join(names) +
-             ", or 'all': each implementation and peer gets a row for each of them it "
-             "runs" +
-             (with_tf32_of<D>() ? " (tf32: float32 storage with TF32 products, Math::tf32)" : ""))
+  const std::string tf32 =
+      with_tf32_of<D>() ? " (tf32: float32 storage with TF32 products, Math::tf32)" : "";
+  app.add_option("--precision", opt.precisions,
+                 "comma list of " + join(names) +
+                     ", or 'all': each implementation and peer gets a row for each of them it "
+                     "runs" + tf32)
       ->capture_default_str()
       ->check(list_validator(names, "precision", "PRECISIONS"));
 }
