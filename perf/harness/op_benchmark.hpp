@@ -31,6 +31,24 @@
 //   using Kept; keep(problem), judge(kept, k, out, expected_k, precision)
 //                      what the check keeps of the problem, and output k's
 //                      own test ("" or why it fails) beside the relative L2
+//   tf32 = true        "tf32" is a precision too, after "fp32": fp32 storage,
+//                      the call's CallOptions::math = Math::tf32
+//   refuse_impls_without_precisions = true   an --impl named that runs none
+//                      of the --precision asked for is refused (exit 2), as
+//                      the library refuses such a call, not a skipped row
+//   set_threads(threads)   host libraries' threads (OpenBLAS: the reference's
+//                      and the peers'), set before a precision's problem
+//   peer_skip(peer, shape, opt)   why a peer cannot run these settings, or
+//                      "": a skipped row, and never the "vs" comparison
+//   peer_args(arrays, precision, opt, threads)   with the host threads a host
+//                      peer may use (instead of the three-argument one)
+//   left_alone(peer)   the outputs (names) a peer does not compute: not
+//                      compared, "<name> not computed" in its check
+//   extend_row(row, plan, env, arrays, opt)   what a row has beyond its call:
+//                      parts it also times alone (Row::stages, in the
+//                      header's suite.stage_columns), notes
+// Without bytes() the operation is compute-bound: GFLOP/s (the header's
+// suite.flops), no GB/s column and no peer:copy.
 #pragma once
 
 #include "copy_peer.hpp"
@@ -44,6 +62,7 @@
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -110,6 +129,53 @@ struct has_judge : std::false_type {};
 template <class D>
 struct has_judge<D, std::void_t<typename D::Kept>> : std::true_type {};
 
+// Whether Hook<D...> is well-formed: the optional hooks below.
+template <class, template <class...> class Hook, class... D>
+struct detected : std::false_type {};
+template <template <class...> class Hook, class... D>
+struct detected<std::void_t<Hook<D...>>, Hook, D...> : std::true_type {};
+template <template <class...> class Hook, class... D>
+inline constexpr bool has = detected<void, Hook, D...>::value;
+
+template <class D>
+using bytes_hook =
+    decltype(D::bytes(std::declval<const typename D::Shape&>(), reference::Precision::fp32,
+                      std::declval<const typename D::Options&>()));
+template <class D>
+using tf32_hook = decltype(D::tf32);
+template <class D>
+using refusal_hook = decltype(D::refuse_impls_without_precisions);
+template <class D>
+using set_threads_hook = decltype(D::set_threads(0));
+template <class D>
+using peer_skip_hook = decltype(D::peer_skip(std::declval<const typename D::Peer&>(),
+                                             std::declval<const typename D::Shape&>(),
+                                             std::declval<const typename D::Options&>()));
+template <class D, class Arrays>
+using threads_peer_args_hook =
+    decltype(D::peer_args(std::declval<const Arrays&>(), std::declval<const std::string&>(),
+                          std::declval<const typename D::Options&>(), 0));
+template <class D>
+using left_alone_hook = decltype(D::left_alone(std::declval<const typename D::Peer&>()));
+template <class D, class Arrays, class Env>
+using extend_row_hook = decltype(D::extend_row(
+    std::declval<Row&>(), std::declval<const PlannedRow<typename D::Peer>&>(),
+    std::declval<const Env&>(), std::declval<const Arrays&>(),
+    std::declval<const typename D::Options&>()));
+
+template <class D>
+constexpr bool with_tf32_of() {
+  if constexpr (has<tf32_hook, D>) return D::tf32;
+  return false;
+}
+
+// The precisions --precision may name (with_tf32_of: "tf32" after "fp32").
+template <class D>
+std::vector<std::string> precision_names_of() {
+  const std::vector<std::string>& configs = llmk::precisions<typename D::Tag>();
+  return with_tf32_of<D>() ? with_tf32(configs) : configs;
+}
+
 // The operation's implementations on every backend of this build.
 template <class D>
 const Implementations& implementations_of() {
@@ -127,10 +193,13 @@ void add_selection_options(CLI::App& app, typename D::Options& opt) {
   app.add_option("--impl", opt.impls, impls.option_help())
       ->capture_default_str()
       ->check(impls.validator());
-  const std::vector<std::string>& names = llmk::precisions<typename D::Tag>();
+  const std::vector<std::string> names = precision_names_of<D>();
+  const std::string tf32 =
+      with_tf32_of<D>() ? " (tf32: float32 storage with TF32 products, Math::tf32)" : "";
   app.add_option("--precision", opt.precisions,
                  "comma list of " + join(names) +
-                     ", or 'all': each implementation and peer gets a row for each of them it runs")
+                     ", or 'all': each implementation and peer gets a row for each of them it "
+                     "runs" + tf32)
       ->capture_default_str()
       ->check(list_validator(names, "precision", "PRECISIONS"));
 }
@@ -149,7 +218,14 @@ class OpBenchmark {
     const typename D::Shape s = D::shape(opt_);
     const std::string backend = ExecSpace::name();
     impls_ = implementations_of<D>().select(opt_.impls, backend);
+    const std::vector<reference::Precision> precisions =
+        select_precisions(opt_.precisions, precision_names_of<D>());
+    if constexpr (has<refusal_hook, D>)
+      if (D::refuse_impls_without_precisions) refuse_impls_without(precisions);
     peers_ = D::peers(backend, opt_);
+    std::vector<Peer> runnable;  // the candidates for the "vs" comparison
+    for (const Peer& peer : peers_)
+      if (peer_skip(peer, s).empty()) runnable.push_back(peer);
     Suite suite;
     suite.title = D::title;
     suite.units = D::units(s);
@@ -157,20 +233,22 @@ class OpBenchmark {
     for (const core::op::Arg& a : D::Spec::args)
       if (a.output()) suite.error_columns.emplace_back(a.name);
     suite.default_precision = "fp32";
-    suite.gflops_column = false;
-    suite.gbs_column = true;
-    suite.ceiling_label = "copy";
+    suite.gflops_column = !memory_bound;
+    suite.gbs_column = memory_bound;
+    if (memory_bound) suite.ceiling_label = "copy";
     suite.vs_column = false;
     std::string sizes;
-    for (reference::Precision p : select_precisions(opt_.precisions, llmk::precisions<typename D::Tag>())) {
+    for (reference::Precision p : precisions) {
       const std::string name = reference::precision_name(p);
       suite.precisions.push_back(name);
-      char mb[64];
-      std::snprintf(mb, sizeof mb, "%s %.4g MB", name.c_str(), D::bytes(s, p, opt_) * 1e-6);
-      sizes += (sizes.empty() ? "" : ", ") + std::string(mb);
+      if constexpr (memory_bound) {
+        char mb[64];
+        std::snprintf(mb, sizeof mb, "%s %.4g MB", name.c_str(), D::bytes(s, p, opt_) * 1e-6);
+        sizes += (sizes.empty() ? "" : ", ") + std::string(mb);
+      }
       if (!hopt.peers) continue;
-      suite.ceilings.emplace_back(name, "peer:copy");
-      const std::string peer = comparison_among(peers_, name);
+      if (memory_bound) suite.ceilings.emplace_back(name, "peer:copy");
+      const std::string peer = comparison_among(runnable, name);
       if (!peer.empty()) {
         suite.comparisons.emplace_back(name, "peer:" + peer);
         suite.vs_column = true;
@@ -186,10 +264,13 @@ class OpBenchmark {
     reference::Precision p;
     if (!reference::parse_precision(name, p))
       throw std::logic_error("llmk-perf: the reference knows no precision '" + name + "'");
-    const auto rules = declared_rules<Peer>(
-        implementations_of<D>(), opt_.impls != "all", [](const std::string& precision) {
-          return llmk::auto_impl<typename D::Tag, ExecSpace>(precision);
+    auto rules =
+        declared_rules<Peer>(implementations_of<D>(), opt_.impls != "all", [p](const std::string&) {
+          return llmk::auto_impl<typename D::Tag, ExecSpace>(storage_name(p), math_of(p));
         });
+    rules.copy_row = memory_bound;
+    const typename D::Shape s = D::shape(opt_);
+    rules.peer_skip = [this, s](const Peer& peer) { return peer_skip(peer, s); };
     const std::vector<Planned> planned =
         plan_rows(name, ExecSpace::name(), impls_, peers_, env.opt.peers, rules);
     if (planned.empty()) {
@@ -212,6 +293,46 @@ class OpBenchmark {
     using type = typename T::Kept;
   };
   using Kept = typename KeptOf<D>::type;
+  static constexpr bool memory_bound = has<bytes_hook, D>;
+
+  std::string peer_skip(const Peer& peer, const typename D::Shape& s) const {
+    if constexpr (has<peer_skip_hook, D>) return D::peer_skip(peer, s, opt_);
+    return {};
+  }
+  template <class Arrays>
+  auto peer_args(const Arrays& a, const std::string& precision, int threads) const {
+    if constexpr (has<threads_peer_args_hook, D, Arrays>)
+      return D::peer_args(a, precision, opt_, threads);
+    else
+      return D::peer_args(a, precision, opt_);
+  }
+  static std::vector<std::string> left_alone(const Planned& plan) {
+    if constexpr (has<left_alone_hook, D>)
+      if (plan.peer) return D::left_alone(*plan.peer);
+    return {};
+  }
+
+  // An implementation named in --impl that runs none of the precisions asked
+  // for (`--precision tf32 --impl naive`) would time nothing: refused, as the
+  // library refuses the call (std::invalid_argument: exit 2). One that runs
+  // some of them keeps a "skipped" row for the others, with the reason.
+  void refuse_impls_without(const std::vector<reference::Precision>& precisions) const {
+    if (opt_.impls == "all") return;
+    for (const std::string& name : impls_) {
+      if (name == "auto") continue;
+      const ImplInfo& info = implementations_of<D>().info(name);
+      std::vector<std::string> asked, runs;
+      for (reference::Precision p : precisions) {
+        asked.push_back(reference::precision_name(p));
+        if (declares(info, p)) runs.push_back(asked.back());
+      }
+      if (!runs.empty()) continue;
+      for (reference::Precision p : reference::all_precisions())
+        if (declares(info, p)) runs.push_back(reference::precision_name(p));
+      throw std::invalid_argument("--impl " + name + " runs none of --precision " + join(asked) +
+                                  " (it runs " + join(runs) + ")");
+    }
+  }
 
   // An output's bytes as float (bf16 widened).
   static std::vector<float> as_floats(const std::vector<unsigned char>& bytes, DType dtype) {
@@ -232,17 +353,21 @@ class OpBenchmark {
     Context<ExecSpace>& ctx = env.ctx;
     const typename D::Shape s = D::shape(opt_);
     const std::string pname = reference::precision_name(p);
-    const double bytes = D::bytes(s, p, opt_);
+    double bytes = 0;
+    if constexpr (memory_bound) bytes = D::bytes(s, p, opt_);
     Suite group = suite;  // the header's fields; its rows are this precision's
     // Only rows that compute need the problem (peer:copy needs none).
     const bool computes = any_computes(planned);
-    const OpArrays<ExecSpace, Spec> full(D::sizes(computes ? s : typename D::Shape{}), pname,
-                                         present_of<D>(opt_), has_in_place<D>::value);
+    // (The arrays' element types are the storage's: tf32's are fp32's.)
+    const OpArrays<ExecSpace, Spec> full(D::sizes(computes ? s : typename D::Shape{}),
+                                         storage_name(p), present_of<D>(opt_),
+                                         has_in_place<D>::value);
     std::vector<std::vector<double>> expected;
     std::optional<Kept> kept;
     std::vector<std::vector<unsigned char>> initial(Spec::args.size());  // the outputs'
     const std::vector<bool> overwrites = D::overwrites(opt_);
     if (computes) {
+      if constexpr (has<set_threads_hook, D>) D::set_threads(env.threads);
       auto t0 = std::chrono::steady_clock::now();
       progress(pname + ": inputs ... ", false);
       std::optional<typename D::Problem> in = D::make(s, p, opt_);
@@ -277,13 +402,18 @@ class OpBenchmark {
         if (Spec::args[i].output() && full.present(i)) full.upload(exec, i, initial[i]);
       exec.fence();
     };
-    // Reads the outputs back and compares each with the reference, at its tolerance.
-    auto verify = [&, exec] {
+    // Reads the outputs back and compares each with the reference, at its
+    // tolerance, but those the row leaves alone.
+    auto verify = [&, exec](const std::vector<std::string>& left_alone) {
       std::vector<reference::Comparison> cmp;
+      std::string missing;
       for (std::size_t i = 0, k = 0; i < Spec::args.size(); ++i) {
         const core::op::Arg& a = Spec::args[i];
         if (!a.output()) continue;
-        if (!full.present(i)) {
+        const bool alone =
+            std::find(left_alone.begin(), left_alone.end(), a.name) != left_alone.end();
+        if (alone) missing += (missing.empty() ? "" : ", ") + std::string(a.name) + " not computed";
+        if (!full.present(i) || alone) {
           ++k;
           continue;
         }
@@ -307,27 +437,32 @@ class OpBenchmark {
         }
         ++k;
       }
-      return check_result(cmp);
+      return check_result(cmp, missing);
     };
     const auto copy = [&, exec] { return copy_row(exec, bytes, D::units(s), pname); };
     add_planned_rows(group.rows, planned, pname, copy, [&](Row& row, const Planned& plan) {
       row.bytes = bytes;
       if (computes) row.reset = reset;
-      if (!expected.empty()) row.verify = verify;
+      if (!expected.empty())
+        row.verify = [verify, alone = left_alone(plan)] { return verify(alone); };
       const auto part = [full, s](std::int64_t n) { return full.part(D::part(D::sizes(s), n)); };
       if (!plan.peer) {  // an implementation, from the registry
-        const typename D::CallOptions options = D::call_options(plan.impl, opt_);
+        typename D::CallOptions options = D::call_options(plan.impl, opt_);
+        if constexpr (with_tf32_of<D>()) options.math = math_of(p);
         row.run = [&ctx, full, options] { D::call(ctx, full, options); };
         row.run_part = [&ctx, part, options](std::int64_t n) { D::call(ctx, part(n), options); };
         if (!implementations_of<D>().info(plan.resolved).deterministic)
           add_note(row, "not bitwise deterministic");
       } else {
         const auto run = plan.peer->run;
-        row.run = [run, args = D::peer_args(full, pname, opt_)] { run(args); };
-        row.run_part = [run, part, pname, this](std::int64_t n) {
-          run(D::peer_args(part(n), pname, opt_));
+        const int threads = env.threads;
+        row.run = [run, args = peer_args(full, pname, threads)] { run(args); };
+        row.run_part = [run, part, pname, threads, this](std::int64_t n) {
+          run(peer_args(part(n), pname, threads));
         };
       }
+      if constexpr (has<extend_row_hook, D, OpArrays<ExecSpace, Spec>, Env<ExecSpace>>)
+        D::extend_row(row, plan, env, full, opt_);
     });
     return run_rows(env.opt, exec, env.timer, group, records);
   }

@@ -35,7 +35,7 @@ struct RowPlanRules {
   // the precision, as rows that say why.
   bool listed = false;
   bool copy_row = true;  // peer:copy among the peers
-  // What "auto" is for a precision (std::invalid_argument: none runs it).
+  // What "auto" is for a precision ("" or std::invalid_argument: none runs it).
   std::function<std::string(const std::string& precision)> auto_impl;
   // Whether implementation `impl` runs the precision (its info declares it).
   std::function<bool(const std::string& impl, const std::string& precision)> runs;
@@ -69,8 +69,10 @@ std::vector<PlannedRow<Peer>> plan_rows(const std::string& precision, const std:
     try {
       r.resolved = name == "auto" ? rules.auto_impl(precision) : name;
     } catch (const std::invalid_argument&) {
-      r.skip = "no implementation runs " + precision + " on " + backend;
+      r.resolved.clear();
     }
+    // (llmk::auto_impl answers "" where none runs the math mode: tf32 on the host.)
+    if (r.resolved.empty()) r.skip = "no implementation runs " + precision + " on " + backend;
     if (r.skip.empty() && rules.runs && !rules.runs(r.resolved, precision))
       r.skip = "does not run " + precision;
     if (!r.skip.empty() && !rules.listed) continue;  // --impl all: only what runs

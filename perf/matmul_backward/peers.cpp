@@ -1,6 +1,8 @@
 #include "peers.hpp"
 
-#include <algorithm>
+#include "../harness/peer_list.hpp"
+
+#include <climits>
 
 namespace llmk::perf::matmul_backward {
 
@@ -10,11 +12,14 @@ namespace llmk::perf::matmul_backward {
 std::vector<Peer> cuda_peers();
 #endif
 
-std::string Peer::why_not(bool with_gelu, bool overwrite_dinp) const {
+std::string Peer::why_not(bool with_gelu, bool overwrite_dinp, index_t M, index_t C,
+                          index_t OC) const {
   if (!unavailable.empty()) return unavailable;
   if (with_gelu && gelu.empty()) return "no GELU backward";
   if (with_gelu && gelu_needs_overwrite && !overwrite_dinp)
     return "its GELU backward only overwrites dinp (--overwrite-dinp)";
+  if (int_sizes && (M > INT_MAX || C > INT_MAX || OC > INT_MAX))
+    return "its library takes M, C and OC as int";
   return {};
 }
 
@@ -23,21 +28,7 @@ std::vector<Peer> peers_for(const std::string& backend) {
 #ifdef LLMK_PERF_CUDA_PEERS
   for (Peer& p : cuda_peers()) all.push_back(std::move(p));
 #endif
-  std::vector<Peer> here;
-  for (Peer& p : all)
-    if (std::find(p.backends.begin(), p.backends.end(), backend) != p.backends.end())
-      here.push_back(std::move(p));
-  return here;
-}
-
-std::string comparison_peer(const std::string& backend, const std::string& precision,
-                            bool with_gelu, bool overwrite_dinp) {
-  for (const Peer& p : peers_for(backend)) {
-    const bool runs = std::find(p.precisions.begin(), p.precisions.end(), precision) !=
-                      p.precisions.end();
-    if (p.comparison && runs && p.why_not(with_gelu, overwrite_dinp).empty()) return p.name;
-  }
-  return {};
+  return peers_on(std::move(all), backend);
 }
 
 }  // namespace llmk::perf::matmul_backward

@@ -51,20 +51,16 @@ struct Peer {
   std::string unavailable;  // non-empty: why it cannot run here (a missing library symbol)
   std::string description;  // a note under the table
 
-  // Why the peer cannot run with these settings, or empty.
-  std::string why_not(bool with_gelu, bool overwrite_dinp) const;
+  // Why the peer cannot run with these settings and sizes, or empty.
+  std::string why_not(bool with_gelu, bool overwrite_dinp, index_t M, index_t C, index_t OC) const;
 };
 
 // peers_host.cpp: seed-cpu-loops, openblas, openblas-sbgemm (Serial and OpenMP).
 std::vector<Peer> host_peers();
 
-// The peers that run on a backend, in table order.
+// The peers that run on a backend, in table order (the "vs" column compares a
+// precision's rows with the first comparison candidate that runs it with
+// these settings: openblas on the host, cublas-sgemm on Cuda in fp32, ...).
 std::vector<Peer> peers_for(const std::string& backend);
-
-// The peer that the "vs" column compares a precision's rows with: the first
-// comparison candidate that runs it with these settings (openblas on the
-// host, cublas-sgemm on Cuda in fp32, ...), or empty.
-std::string comparison_peer(const std::string& backend, const std::string& precision,
-                            bool with_gelu, bool overwrite_dinp);
 
 }  // namespace llmk::perf::matmul_backward
