@@ -97,11 +97,6 @@ struct AdamWContract : OperationAdapter<llmk::AdamW> {
   }
 
   // --- calls at the problems' hyperparameters (make_problem's) -----------------------
-  static Options options(const std::string& impl, Precision, const contract::Overwrites&) {
-    Options options;
-    options.impl = impl;
-    return options;
-  }
   template <class Space>
   static std::size_t workspace_bytes(const Shape& s, const Options& options, Precision p) {
     return llmk::adamw_workspace_bytes<Space>(s.N(), options, llmk::reference::precision_name(p));

@@ -226,13 +226,7 @@ struct ClassifierBackwardContract : OperationAdapter<llmk::ClassifierBackward> {
     return ::testing::AssertionSuccess();
   }
 
-  // --- calls ------------------------------------------------------------------------
-
-  static Options options(const std::string& impl, Precision, const contract::Overwrites&) {
-    Options options;
-    options.impl = impl;
-    return options;
-  }
+  // --- calls (options: OperationAdapter's, the implementation) ----------------------
 
   template <class Space>
   static std::size_t workspace_bytes(const Shape& s, const Options& options, Precision p) {

@@ -89,12 +89,7 @@ struct ClassifierForwardContract : OperationAdapter<llmk::ClassifierForward> {
     return e.empty() ? ::testing::AssertionSuccess() : ::testing::AssertionFailure() << e;
   }
 
-  // --- calls ------------------------------------------------------------------------
-  static Options options(const std::string& impl, Precision, const contract::Overwrites&) {
-    Options options;
-    options.impl = impl;
-    return options;
-  }
+  // --- calls (options: OperationAdapter's, the implementation) ----------------------
   template <class Space>
   static std::size_t workspace_bytes(const Shape& s, const Options& options, Precision p) {
     return llmk::classifier_forward_workspace_bytes<Space>(s.M(), s.V, s.Vp, options,

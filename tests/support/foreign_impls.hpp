@@ -14,6 +14,8 @@
 #include <operations.hpp>  // generated: AllOperations
 
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace llmk_test {
@@ -28,6 +30,13 @@ template <class Info>
 std::vector<std::string> foreign_impls_of(const std::vector<Info>& own) {
   return foreign_impls_among(own, static_cast<AllOperations*>(nullptr));
 }
+
+// Whether an operation's options have `out_update`.
+template <class Options, class = void>
+struct has_out_update : std::false_type {};
+template <class Options>
+struct has_out_update<Options, std::void_t<decltype(std::declval<Options&>().out_update)>>
+    : std::true_type {};
 
 // An adapter's base (tests/contract/operation.hpp lists what an adapter
 // provides): catalog<Space>() and foreign_impls() of the operation `Tag`,
@@ -54,14 +63,17 @@ struct OperationAdapter {
 
   static bool everywhere(Precision p) { return p != Precision::tf32; }
   static std::vector<std::string> variants() { return {""}; }
-  // A forward operation's options: the implementation, and its output out
-  // overwritten or accumulated (the backward adapters, whose outputs are
-  // gradients, declare their own).
+  // The options of a call: the implementation, and where the operation has
+  // one output with an Update (a forward's out), that output overwritten or
+  // accumulated. (The backward adapters, whose outputs are gradients with
+  // updates of their own, declare theirs; the classifier's and AdamW's have
+  // no Update.)
   static typename Tag::Options options(const std::string& impl, Precision,
                                        const contract::Overwrites& o) {
     typename Tag::Options options;
     options.impl = impl;
-    options.out_update = contract::update(o[0]);
+    if constexpr (has_out_update<typename Tag::Options>::value)
+      options.out_update = contract::update(o[0]);
     return options;
   }
   template <class Shape>

@@ -28,6 +28,10 @@ float bf16_bits_to_float(std::uint16_t bits) {
 
 float round_to_bf16(float x) { return bf16_bits_to_float(float_to_bf16_bits(x)); }
 
+void round_to_bf16(std::vector<float>& values) {
+  for (float& x : values) x = round_to_bf16(x);
+}
+
 std::vector<float> widen_bf16(const std::uint16_t* bits, std::size_t count) {
   std::vector<float> out(count);
   for (std::size_t i = 0; i < count; ++i) out[i] = bf16_bits_to_float(bits[i]);

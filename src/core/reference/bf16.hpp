@@ -18,6 +18,8 @@ namespace llmk::reference {
 std::uint16_t float_to_bf16_bits(float x);
 float bf16_bits_to_float(std::uint16_t bits);
 float round_to_bf16(float x);
+// Every element of `values` rounded to bf16, in place.
+void round_to_bf16(std::vector<float>& values);
 // Every element of a bf16 buffer (read as uint16) widened to float; and back.
 std::vector<float> widen_bf16(const std::uint16_t* bits, std::size_t count);
 std::vector<std::uint16_t> narrow_to_bf16(const std::vector<float>& values);

@@ -1,5 +1,9 @@
 #include <core/reference/precision.hpp>
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
 namespace llmk::reference {
 
 const char* precision_name(Precision precision) {
@@ -26,6 +30,14 @@ const std::vector<Precision>& all_precisions() {
   static const std::vector<Precision> all = {Precision::fp32, Precision::tf32, Precision::bf16,
                                              Precision::bf16_fp32grad};
   return all;
+}
+
+void require_precision(Precision precision, std::initializer_list<Precision> allowed,
+                       std::string_view operation) {
+  if (std::find(allowed.begin(), allowed.end(), precision) != allowed.end()) return;
+  const std::string op(operation);
+  throw std::invalid_argument("llmk::reference::" + op + ": " + precision_name(precision) +
+                              " is not a precision of " + op);
 }
 
 const char* output_name(Output output) {

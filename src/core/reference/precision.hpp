@@ -3,6 +3,7 @@
 // perf driver. Plain C++17 (no llmk, no Kokkos).
 #pragma once
 
+#include <initializer_list>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +24,10 @@ const char* precision_name(Precision precision);
 bool parse_precision(std::string_view name, Precision& precision);
 // All four, in the order above.
 const std::vector<Precision>& all_precisions();
+// Refuses a precision that is not one of `allowed`: std::invalid_argument
+// "llmk::reference::<operation>: <precision> is not a precision of <operation>".
+void require_precision(Precision precision, std::initializer_list<Precision> allowed,
+                       std::string_view operation);
 
 // The three outputs, and their names ("dinp", "dweight", "dbias"): the same
 // three for matmul_backward and layernorm_backward.

@@ -45,9 +45,7 @@ inline double bytes(const Shape& s, Precision p) {
 }
 
 inline void check_precision(Precision p) {
-  if (p == Precision::tf32)
-    throw std::invalid_argument(std::string("llmk::reference::adamw: ") + precision_name(p) +
-                                " is not a precision of adamw");
+  require_precision(p, {Precision::fp32, Precision::bf16, Precision::bf16_fp32grad}, "adamw");
 }
 
 // The tests' hyperparameters: large enough steps that every term of the
@@ -83,9 +81,9 @@ inline HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision p)
   for (float& x : h.v) x = 0.01f * std::fabs(x);
   if (s.master) h.master = h.params;
   if (p != Precision::fp32)
-    for (float& x : h.params) x = round_to_bf16(x);
+    round_to_bf16(h.params);
   if (p == Precision::bf16)
-    for (float& x : h.grads) x = round_to_bf16(x);
+    round_to_bf16(h.grads);
   return h;
 }
 

@@ -27,9 +27,7 @@ struct HostProblem {
 };
 
 inline void check_precision(Precision p) {
-  if (p != Precision::fp32 && p != Precision::bf16)
-    throw std::invalid_argument(std::string("llmk::reference::encoder_forward: ") +
-                                precision_name(p) + " is not a precision of encoder_forward");
+  require_precision(p, {Precision::fp32, Precision::bf16}, "encoder_forward");
 }
 
 // The backward's problem of the same shape, its arrays renamed: tokens by

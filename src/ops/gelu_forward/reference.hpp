@@ -34,9 +34,7 @@ inline double bytes(const Shape& s, Precision p, bool overwrite_out) {
 }
 
 inline void check_precision(Precision p) {
-  if (p != Precision::fp32 && p != Precision::bf16)
-    throw std::invalid_argument(std::string("llmk::reference::gelu_forward: ") + precision_name(p) +
-                                " is not a precision of gelu_forward");
+  require_precision(p, {Precision::fp32, Precision::bf16}, "gelu_forward");
 }
 
 // inp = 4·x, x uniform in [-1, 1): both tails (gelu → 0 below −3, → x above
@@ -52,7 +50,7 @@ inline HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision p)
   for (float& x : h.inp) x *= 4.0f;
   if (p == Precision::bf16)
     for (std::vector<float>* v : {&h.inp, &h.out})
-      for (float& x : *v) x = round_to_bf16(x);
+      round_to_bf16(*v);
   return h;
 }
 

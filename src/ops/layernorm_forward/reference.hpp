@@ -58,7 +58,7 @@ inline HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision p)
   fill_random(h.rstd, seed * 16 + 14);
   if (p == Precision::bf16)
     for (std::vector<float>* v : {&h.bias, &h.out})
-      for (float& x : *v) x = round_to_bf16(x);
+      round_to_bf16(*v);
   return h;
 }
 

@@ -64,7 +64,7 @@ inline HostProblem make_problem(const Shape& s, bool gelu, std::uint32_t seed, P
   for (float& w : h.weight) w *= scale;
   if (p == Precision::bf16)
     for (std::vector<float>* v : {&h.inp, &h.weight, &h.bias, &h.out, &h.pre_gelu})
-      for (float& x : *v) x = round_to_bf16(x);
+      round_to_bf16(*v);
   return h;
 }
 

@@ -34,9 +34,7 @@ inline double bytes(const Shape& s, Precision p, bool overwrite_out) {
 }
 
 inline void check_precision(Precision p) {
-  if (p != Precision::fp32 && p != Precision::bf16)
-    throw std::invalid_argument(std::string("llmk::reference::residual_forward: ") +
-                                precision_name(p) + " is not a precision of residual_forward");
+  require_precision(p, {Precision::fp32, Precision::bf16}, "residual_forward");
 }
 
 // inp1, inp2 and out uniform in [-1, 1), each its own stream from `seed`
@@ -50,7 +48,7 @@ inline HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision p)
   fill_random(h.out, seed * 16 + 3);
   if (p == Precision::bf16)
     for (std::vector<float>* v : {&h.inp1, &h.inp2, &h.out})
-      for (float& x : *v) x = round_to_bf16(x);
+      round_to_bf16(*v);
   return h;
 }
 

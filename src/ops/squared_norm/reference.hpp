@@ -33,9 +33,7 @@ inline double bytes(const Shape& s, Precision p) {
 }
 
 inline void check_precision(Precision p) {
-  if (p != Precision::fp32 && p != Precision::bf16)
-    throw std::invalid_argument(std::string("llmk::reference::squared_norm: ") +
-                                precision_name(p) + " is not a precision of squared_norm");
+  require_precision(p, {Precision::fp32, Precision::bf16}, "squared_norm");
 }
 
 // inp uniform in [-1, 1) (bf16: rounded to bf16), out's initial value in
@@ -46,7 +44,7 @@ inline HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision p)
   fill_random(h.inp, seed * 16 + 1);
   fill_random(h.out, seed * 16 + 2);
   if (p == Precision::bf16)
-    for (float& x : h.inp) x = round_to_bf16(x);
+    round_to_bf16(h.inp);
   return h;
 }
 

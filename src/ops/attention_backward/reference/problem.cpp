@@ -108,11 +108,8 @@ HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision precision
   for (std::size_t row = 0; row < B * T; ++row)
     for (std::size_t c = 0; c < C; ++c) p.qkv[row * 3 * C + c] *= 4.0f;  // q
   const bool bf16 = precision == Precision::bf16;
-  const auto round_all = [](std::vector<float>& v) {
-    for (float& x : v) x = round_to_bf16(x);
-  };
   if (bf16) {
-    for (std::vector<float>* v : {&p.qkv, &p.dout, &p.dqkv, &masked}) round_all(*v);
+    for (std::vector<float>* v : {&p.qkv, &p.dout, &p.dqkv, &masked}) round_to_bf16(*v);
   }
   // The forward's att from the (rounded) q and k: each row's softmax over
   // its causal part in double, then rounded; out and lse from the unrounded

@@ -89,13 +89,10 @@ HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision precision
   std::mt19937 rng(seed * 16 + 3);
   p.tokens.resize(std::size_t(s.M()));
   for (int& t : p.tokens) t = draw_token(s, rng);
-  const auto round_all = [](std::vector<float>& v) {
-    for (float& x : v) x = round_to_bf16(x);
-  };
-  if (precision != Precision::fp32) round_all(p.dout);
+  if (precision != Precision::fp32) round_to_bf16(p.dout);
   if (precision == Precision::bf16) {
-    round_all(p.dwte);
-    round_all(p.dwpe);
+    round_to_bf16(p.dwte);
+    round_to_bf16(p.dwpe);
   }
   return p;
 }

@@ -53,7 +53,7 @@ HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision precision
   for (float& x : p.inp) x *= 4.0f;
   if (precision == Precision::bf16)
     for (std::vector<float>* v : arrays)
-      for (float& x : *v) x = round_to_bf16(x);
+      round_to_bf16(*v);
   return p;
 }
 

@@ -87,15 +87,12 @@ HostProblem make_problem(const Shape& s, std::uint32_t seed, Precision precision
     const float o = 2.0f * offset[m], k = float(1.25 + 0.75 * double(scale[m]));
     for (std::size_t c = 0; c < C; ++c) p.inp[m * C + c] = o + k * p.inp[m * C + c];
   }
-  const auto round_all = [](std::vector<float>& v) {
-    for (float& x : v) x = round_to_bf16(x);
-  };
   if (bf16_inputs(precision)) {
-    for (std::vector<float>* v : {&p.dout, &p.inp, &p.weight}) round_all(*v);
+    for (std::vector<float>* v : {&p.dout, &p.inp, &p.weight}) round_to_bf16(*v);
   }
-  if (bf16_output(precision, Output::dinp)) round_all(p.dinp);
-  if (bf16_output(precision, Output::dweight)) round_all(p.dweight);
-  if (bf16_output(precision, Output::dbias)) round_all(p.dbias);
+  if (bf16_output(precision, Output::dinp)) round_to_bf16(p.dinp);
+  if (bf16_output(precision, Output::dweight)) round_to_bf16(p.dweight);
+  if (bf16_output(precision, Output::dbias)) round_to_bf16(p.dbias);
   // The forward's statistics of the (rounded) inp: two passes in double.
   p.mean.resize(M);
   p.rstd.resize(M);

@@ -53,15 +53,12 @@ HostProblem make_problem(const Shape& s, std::uint32_t seed, const ProblemOption
     fill_random(p.pre_gelu, seed * 16 + 6);
     for (float& x : p.pre_gelu) x *= 3.0f;  // [-1, 1) → [-3, 3), never 0
   }
-  const auto round_all = [](std::vector<float>& v) {
-    for (float& x : v) x = round_to_bf16(x);
-  };
   if (bf16_inputs(p.precision)) {
-    for (std::vector<float>* v : {&p.dout, &p.inp, &p.weight, &p.pre_gelu}) round_all(*v);
+    for (std::vector<float>* v : {&p.dout, &p.inp, &p.weight, &p.pre_gelu}) round_to_bf16(*v);
   }
-  if (bf16_output(p.precision, Output::dinp)) round_all(p.dinp);
-  if (bf16_output(p.precision, Output::dweight)) round_all(p.dweight);
-  if (bf16_output(p.precision, Output::dbias)) round_all(p.dbias);
+  if (bf16_output(p.precision, Output::dinp)) round_to_bf16(p.dinp);
+  if (bf16_output(p.precision, Output::dweight)) round_to_bf16(p.dweight);
+  if (bf16_output(p.precision, Output::dbias)) round_to_bf16(p.dbias);
   return p;
 }
 
