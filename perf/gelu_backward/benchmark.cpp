@@ -7,6 +7,7 @@
 // report GB/s (Shape::bytes: dout and inp read, dinp written, and read when
 // accumulated).
 #include "../harness/btc_rows.hpp"
+#include "../harness/out_update.hpp"
 #include "peers.hpp"
 
 #include <llmk/gelu_backward.hpp>
@@ -20,11 +21,10 @@ namespace {
 namespace ref = reference::gelu;
 
 // GPT-2 124M's MLP activations (4C = 3072).
-struct Options : BtcSizes<3072> {
-  bool overwrite_dinp = false;  // Update::overwrite on dinp (llm.c's kernel overwrites)
-};
+// dinp += by default; llm.c's kernel overwrites (--overwrite-dinp).
+struct Options : BtcSizes<3072>, DinpUpdateOption {};
 
-struct Description : BtcRows<reference::gelu::Shape> {
+struct Description : BtcRows<reference::gelu::Shape>, DinpUpdate<GeluBackwardOptions> {
   using Tag = GeluBackward;
   using Spec = op::gelu_backward::Spec;
   using Options = gelu_backward::Options;
@@ -39,11 +39,8 @@ struct Description : BtcRows<reference::gelu::Shape> {
     params(suite, s);
     suite.derived = "N=" + std::to_string(s.N());
     suite.flags = {{"overwrite_dinp", opt.overwrite_dinp}};
-    suite.notes.push_back(std::string("dinp ") +
-                          (opt.overwrite_dinp ? "overwritten (=)" : "accumulated (+=)") +
-                          "; error: relative L2 against the float64 reference");
-    suite.notes.push_back("GB/s: dout, inp read, dinp " +
-                          std::string(opt.overwrite_dinp ? "written" : "read and written") +
+    suite.notes.push_back(dinp_text(opt) + "; error: relative L2 against the float64 reference");
+    suite.notes.push_back("GB/s: dout, inp read, dinp " + dinp_bytes_text(opt) +
                           ", per second: " + sizes);
   }
   static double bytes(const Shape& s, reference::Precision p, const Options& opt) {
@@ -60,14 +57,7 @@ struct Description : BtcRows<reference::gelu::Shape> {
     return {ref::reference_backward(in, opt.overwrite_dinp)};
   }
   static double tolerance(reference::Precision p, std::size_t) { return ref::tolerance(p); }
-  static std::vector<bool> overwrites(const Options& opt) { return {opt.overwrite_dinp}; }
 
-  static CallOptions call_options(const std::string& impl, const Options& opt) {
-    CallOptions options;
-    options.impl = impl;
-    if (opt.overwrite_dinp) options.dinp_update = Update::overwrite;
-    return options;
-  }
   template <class S>
   static void call(Context<S>& ctx, const OpArrays<S, Spec>& a, const CallOptions& options) {
     llmk::gelu_backward(ctx, a.out(Spec::dinp), a.in(Spec::dout), a.in(Spec::inp),

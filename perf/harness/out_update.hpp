@@ -1,6 +1,7 @@
 // What the subcommands share whose operation has one output `out` that a
 // call overwrites (=, the default, as llm.c's) or accumulates into (+=,
-// --accumulate-out): the forward operations and the squared norm. Their
+// --accumulate-out): the forward operations and the squared norm; and
+// (DinpUpdate) the backward operations' dinp. Their
 // Options derive from OutUpdateOption, their descriptions from OutUpdate
 // (call_options, overwrites: out first, then the outputs every call writes,
 // as layer norm's mean and rstd) and, where they have no peer of their own
@@ -45,6 +46,36 @@ struct OutUpdate {
   static void add_out_update(CLI::App& app, OutUpdateOption& opt, const std::string& value) {
     app.add_flag("--accumulate-out", opt.accumulate_out,
                  "out += " + value + " instead of = (Update::accumulate)");
+  }
+};
+
+// The same for the backward operations whose first output is dinp, which a
+// call accumulates into (+=, the default: the residual stream's gradient) or
+// overwrites (=, --overwrite-dinp, as llm.c's training): GELU's, the layer
+// norm's and matmul's; their other outputs (weight gradients) accumulate.
+struct DinpUpdateOption {
+  bool overwrite_dinp = false;  // Update::overwrite on dinp
+};
+
+template <class CallOptions, std::size_t Outputs = 1>
+struct DinpUpdate {
+  static std::vector<bool> overwrites(const DinpUpdateOption& opt) {
+    std::vector<bool> v(Outputs, false);
+    v[0] = opt.overwrite_dinp;
+    return v;
+  }
+  static CallOptions call_options(const std::string& impl, const DinpUpdateOption& opt) {
+    CallOptions options;
+    options.impl = impl;
+    if (opt.overwrite_dinp) options.dinp_update = Update::overwrite;
+    return options;
+  }
+  // "dinp overwritten (=)", and what becomes of dinp's bytes ("written").
+  static std::string dinp_text(const DinpUpdateOption& opt) {
+    return opt.overwrite_dinp ? "dinp overwritten (=)" : "dinp accumulated (+=)";
+  }
+  static std::string dinp_bytes_text(const DinpUpdateOption& opt) {
+    return opt.overwrite_dinp ? "written" : "read and written";
   }
 };
 

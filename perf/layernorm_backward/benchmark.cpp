@@ -10,6 +10,7 @@
 // is timed. A memory-bound operation: rows report GB/s (the bytes of the
 // reference's Shape::bytes, the least a call must move), not GFLOP/s.
 #include "../harness/btc_rows.hpp"
+#include "../harness/out_update.hpp"
 #include "peers.hpp"
 
 #include <llmk/layernorm_backward.hpp>
@@ -24,11 +25,11 @@ namespace {
 namespace ref = reference::layernorm;
 
 // GPT-2 124M's layernorms (C = 768).
-struct Options : BtcSizes<768> {
-  bool overwrite_dinp = false;  // Update::overwrite on dinp (default +=, the residual stream's)
-};
+// dinp += by default (the residual stream's), or = (--overwrite-dinp).
+struct Options : BtcSizes<768>, DinpUpdateOption {};
 
-struct Description : BtcRows<reference::layernorm::Shape> {
+struct Description : BtcRows<reference::layernorm::Shape>,
+                     DinpUpdate<LayernormBackwardOptions, 3> {
   using Tag = LayernormBackward;
   using Spec = op::layernorm_backward::Spec;
   using Options = layernorm_backward::Options;
@@ -43,13 +44,12 @@ struct Description : BtcRows<reference::layernorm::Shape> {
     params(suite, s);
     suite.derived = "M=" + std::to_string(s.M());
     suite.flags = {{"overwrite_dinp", opt.overwrite_dinp}};
-    suite.notes.push_back(
-        std::string("dinp ") + (opt.overwrite_dinp ? "overwritten (=)" : "accumulated (+=)") +
-        ", dweight and dbias accumulated (+=); errors: relative L2 of each output against the "
-        "float64 reference");
-    const std::string dinp = opt.overwrite_dinp ? "dinp written" : "dinp read and written";
-    suite.notes.push_back("GB/s: the bytes a call must move (dout, inp, weight, mean, rstd read; " +
-                          dinp + "; dweight, dbias read and written) per second: " + sizes);
+    suite.notes.push_back(dinp_text(opt) +
+                          ", dweight and dbias accumulated (+=); errors: relative L2 of each "
+                          "output against the float64 reference");
+    suite.notes.push_back("GB/s: the bytes a call must move (dout, inp, weight, mean, rstd read; "
+                          "dinp " + dinp_bytes_text(opt) +
+                          "; dweight, dbias read and written) per second: " + sizes);
     if (s.M() == 0 || s.C == 0)
       suite.notes.push_back(
           "zero-sized problem: every llmk call is a valid no-op; times are the calls' fixed costs");
@@ -75,16 +75,7 @@ struct Description : BtcRows<reference::layernorm::Shape> {
     using reference::Output;
     return ref::tolerance(p, k == 0 ? Output::dinp : k == 1 ? Output::dweight : Output::dbias);
   }
-  static std::vector<bool> overwrites(const Options& opt) {
-    return {opt.overwrite_dinp, false, false};
-  }
 
-  static CallOptions call_options(const std::string& impl, const Options& opt) {
-    CallOptions options;
-    options.impl = impl;
-    if (opt.overwrite_dinp) options.dinp_update = Update::overwrite;
-    return options;
-  }
   template <class S>
   static void call(Context<S>& ctx, const OpArrays<S, Spec>& a, const CallOptions& options) {
     llmk::layernorm_backward(

@@ -8,6 +8,7 @@
 // cuBLASLt algorithm on Cuda). Compute-bound: GFLOP/s, no peer:copy; the bias
 // pass's GB/s is a stage of each row.
 #include "../harness/op_benchmark.hpp"
+#include "../harness/out_update.hpp"
 #include "peers.hpp"
 
 #include <llmk/matmul_backward.hpp>
@@ -22,12 +23,12 @@
 namespace llmk::perf::matmul_backward {
 namespace {
 
-struct Options {
+// dinp += by default, or = (--overwrite-dinp, llm.c's training).
+struct Options : DinpUpdateOption {
   std::int64_t B = 8, T = 1024, C = 768, OC = 3072;
   std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
   std::string precisions = "fp32";  // "all", or a comma list: fp32, tf32, bf16, bf16-fp32grad
   bool gelu = false;                // pass pre_gelu: the GELU backward fused into dinp
-  bool overwrite_dinp = false;      // Update::overwrite on dinp (llm.c's training)
 };
 
 // An implementation's registry entry, with how it computes dbias and GELU's backward.
@@ -37,7 +38,7 @@ const MatmulBackwardImplInfo& info_of(const std::string& name) {
   throw std::logic_error("llmk-perf: no implementation '" + name + "'");
 }
 
-struct Description {
+struct Description : DinpUpdate<MatmulBackwardOptions, 3> {
   using Tag = MatmulBackward;
   using Spec = op::matmul_backward::Spec;
   using Options = matmul_backward::Options;
@@ -80,8 +81,7 @@ struct Description {
     suite.flags = {{"gelu", opt.gelu}, {"overwrite_dinp", opt.overwrite_dinp}};
     suite.vs_column = true;  // (empty without a comparison peer)
     suite.notes.push_back(
-        std::string("dinp ") + (opt.overwrite_dinp ? "overwritten (=)" : "accumulated (+=)") +
-        ", dweight and dbias accumulated (+=)" +
+        dinp_text(opt) + ", dweight and dbias accumulated (+=)" +
         (opt.gelu ? "; with the GELU backward: dinp is the gradient of pre_gelu" : "") +
         "; errors: relative L2 of each output against the float64 reference");
     if (s.M() == 0 || s.C == 0 || s.OC == 0)
@@ -113,16 +113,7 @@ struct Description {
     using reference::Output;
     return reference::tolerance(p, k == 0 ? Output::dinp : k == 1 ? Output::dweight : Output::dbias);
   }
-  static std::vector<bool> overwrites(const Options& opt) {
-    return {opt.overwrite_dinp, false, false};
-  }
 
-  static CallOptions call_options(const std::string& impl, const Options& opt) {
-    CallOptions options;
-    options.impl = impl;
-    if (opt.overwrite_dinp) options.dinp_update = Update::overwrite;
-    return options;
-  }
   template <class S>
   static void call(Context<S>& ctx, const OpArrays<S, Spec>& a, const CallOptions& options) {
     llmk::matmul_backward(ctx, a.out(Spec::dinp), a.out(Spec::dweight), a.out(Spec::dbias),
