@@ -47,6 +47,17 @@
 //   extend_row(row, plan, env, arrays, opt)   what a row has beyond its call:
 //                      parts it also times alone (Row::stages, in the
 //                      header's suite.stage_columns), notes
+//   using Variant;     a second declared operation with the same outputs
+//                      from other inputs (attention_backward_recompute
+//                      beside attention_backward), timed in the same table:
+//                      its implementations join --impl and the rows, after
+//                      D's, on the same problem, each checked against its own
+//                      reference. It declares Tag, Spec, values, expected,
+//                      tolerance, bytes (where D has it), call and note (a
+//                      note on its rows), and shares the rest with D (Options,
+//                      Shape, Problem, CallOptions, sizes, part, overwrites,
+//                      call_options); "auto", the peers, peer:copy and the
+//                      header stay D's, and extend_row is for D's rows only
 // Without bytes() the operation is compute-bound: GFLOP/s (the header's
 // suite.flops), no GB/s column and no peer:copy.
 #pragma once
@@ -87,33 +98,34 @@ inline void check_product(std::initializer_list<std::int64_t> factors, const std
   }
 }
 
-// Argument i's int32 values (D::int_values, where the operation has int32 arguments).
-template <class D, class = void>
+// Argument i's int32 values (D::int_values, where the operation has int32
+// arguments). (D is the description, or its Variant: the problem's type is D's.)
+template <class D, class Problem, class = void>
 struct has_int_values : std::false_type {};
-template <class D>
-struct has_int_values<D, std::void_t<decltype(D::int_values(
-                             std::declval<const typename D::Problem&>(), std::size_t(0)))>>
+template <class D, class Problem>
+struct has_int_values<D, Problem, std::void_t<decltype(D::int_values(
+                                      std::declval<const Problem&>(), std::size_t(0)))>>
     : std::true_type {};
-template <class D>
-const std::vector<std::int32_t>& int_values_of(const typename D::Problem& p, std::size_t i) {
-  if constexpr (has_int_values<D>::value) {
+template <class D, class Problem>
+const std::vector<std::int32_t>& int_values_of(const Problem& p, std::size_t i) {
+  if constexpr (has_int_values<D, Problem>::value) {
     return D::int_values(p, i);
   } else {
     (void)p;
     throw std::logic_error("llmk-perf: argument " + std::to_string(i) + " is int32 but " +
-                           std::string(D::title) + " has no int_values()");
+                           std::string(D::Spec::name) + "'s description has no int_values()");
   }
 }
 
 // The optional members of D (above), or their defaults.
-template <class D, class = void>
+template <class D, class Options, class = void>
 struct has_present : std::false_type {};
-template <class D>
-struct has_present<D, std::void_t<decltype(D::present(std::declval<const typename D::Options&>()))>>
+template <class D, class Options>
+struct has_present<D, Options, std::void_t<decltype(D::present(std::declval<const Options&>()))>>
     : std::true_type {};
-template <class D>
-std::vector<bool> present_of(const typename D::Options& opt) {
-  if constexpr (has_present<D>::value) {
+template <class D, class Options>
+std::vector<bool> present_of(const Options& opt) {
+  if constexpr (has_present<D, Options>::value) {
     return D::present(opt);
   } else {
     (void)opt;
@@ -128,6 +140,15 @@ template <class D, class = void>
 struct has_judge : std::false_type {};
 template <class D>
 struct has_judge<D, std::void_t<typename D::Kept>> : std::true_type {};
+// What D::keep keeps of the problem for D::judge (unused without them).
+template <class D, class = void>
+struct kept_of {
+  using type = bool;
+};
+template <class D>
+struct kept_of<D, std::void_t<typename D::Kept>> {
+  using type = typename D::Kept;
+};
 
 // Whether Hook<D...> is well-formed: the optional hooks below.
 template <class, template <class...> class Hook, class... D>
@@ -164,6 +185,9 @@ using extend_row_hook = decltype(D::extend_row(
     std::declval<const typename D::Options&>()));
 
 template <class D>
+using variant_hook = typename D::Variant;
+
+template <class D>
 constexpr bool with_tf32_of() {
   if constexpr (has<tf32_hook, D>) return D::tf32;
   return false;
@@ -176,12 +200,45 @@ std::vector<std::string> precision_names_of() {
   return with_tf32_of<D>() ? with_tf32(configs) : configs;
 }
 
-// The operation's implementations on every backend of this build.
+// A declared operation's name without its namespace ("llmk::gelu_backward":
+// gelu_backward).
+template <class Spec>
+std::string op_name() {
+  const std::string name(Spec::name);
+  return name.substr(name.rfind(':') + 1);
+}
+
+// Whether `name` is one of D's Variant's implementations (none without one).
+template <class D>
+bool of_variant(const std::string& name) {
+  if constexpr (has<variant_hook, D>)
+    for (const ImplInfo& info : llmk::impls<typename D::Variant::Tag>())
+      if (info.name == name) return true;
+  (void)name;
+  return false;
+}
+
+// The registry's entries: D's, then its Variant's.
+template <class D>
+auto registry_of() {
+  if constexpr (has<variant_hook, D>) {
+    std::vector<ImplInfo> all(llmk::impls<typename D::Tag>().begin(),
+                              llmk::impls<typename D::Tag>().end());
+    for (const ImplInfo& info : llmk::impls<typename D::Variant::Tag>()) all.push_back(info);
+    return all;
+  } else {
+    return llmk::impls<typename D::Tag>();
+  }
+}
+
+// The operation's implementations (and its Variant's) on every backend of this build.
 template <class D>
 const Implementations& implementations_of() {
-  using Tag = typename D::Tag;
-  static const Implementations impls(llmk::impls<Tag>(), [](auto space, const std::string& name) {
-    return llmk::available<Tag, typename decltype(space)::type>(name);
+  static const Implementations impls(registry_of<D>(), [](auto space, const std::string& name) {
+    using Space = typename decltype(space)::type;
+    if constexpr (has<variant_hook, D>)
+      if (of_variant<D>(name)) return llmk::available<typename D::Variant::Tag, Space>(name);
+    return llmk::available<typename D::Tag, Space>(name);
   });
   return impls;
 }
@@ -203,6 +260,123 @@ void add_selection_options(CLI::App& app, typename D::Options& opt) {
       ->capture_default_str()
       ->check(list_validator(names, "precision", "PRECISIONS"));
 }
+
+// One operation's arguments for the rows of a precision (Op: the description
+// D, or D's Variant): its arrays in the backend's memory, the outputs'
+// initial values (what a row's reset restores) and their float64 reference
+// (what its check compares with), from the precision's problem.
+template <class D, class Op, class ExecSpace>
+class PreparedArrays {
+ public:
+  using Spec = typename Op::Spec;
+
+  // The run's sizes where a row computes, else none (peer:copy needs no problem).
+  PreparedArrays(const typename D::Shape& s, reference::Precision p,
+                 const typename D::Options& opt, bool computes)
+      // (The arrays' element types are the storage's: tf32's are fp32's.)
+      : full(D::sizes(computes ? s : typename D::Shape{}), storage_name(p),
+             present_of<Op>(opt), has_in_place<Op>::value),
+        p_(p),
+        overwrites_(D::overwrites(opt)),
+        initial_(Spec::args.size()) {}
+
+  // The outputs' float64 reference, timed on the progress line `what`.
+  void compute_reference(const typename D::Problem& in, const typename D::Options& opt,
+                         int threads, const std::string& what) {
+    const auto t0 = std::chrono::steady_clock::now();
+    progress(what + " ... ", false);
+    expected_ = Op::expected(in, opt, threads);
+    progress(seconds_text(seconds_since(t0)));
+    if constexpr (has_judge<Op>::value) kept_ = Op::keep(in);
+  }
+
+  // The inputs uploaded (enqueued on exec: fence before `in` is freed), the
+  // outputs' initial values kept. An overwritten output starts as NaN: a row
+  // that reads it fails its check.
+  void load(const ExecSpace& exec, const typename D::Problem& in) {
+    for (std::size_t i = 0, k = 0; i < Spec::args.size(); ++i) {
+      const core::op::Arg& a = Spec::args[i];
+      if (!full.present(i) || full.replaced(i)) {
+        k += a.output();  // (an absent output keeps its place in the outputs)
+      } else if (a.int32) {
+        full.upload(exec, i, full.encode_ints(int_values_of<Op>(in, i)));
+      } else if (!a.output()) {
+        full.upload(exec, i, full.encode(i, Op::values(in, i)));
+      } else {
+        initial_[i] = full.encode(
+            i, overwrites_[k++] ? std::vector<float>(std::size_t(full.elements(i)),
+                                                     std::numeric_limits<float>::quiet_NaN())
+                                : Op::values(in, i));
+      }
+    }
+  }
+
+  bool checked() const { return !expected_.empty(); }
+
+  void reset(const ExecSpace& exec) const {
+    for (std::size_t i = 0; i < Spec::args.size(); ++i)
+      if (Spec::args[i].output() && full.present(i)) full.upload(exec, i, initial_[i]);
+    exec.fence();
+  }
+
+  // Reads the outputs back and compares each with the reference, at its
+  // tolerance, but those the row leaves alone.
+  CheckResult verify(const ExecSpace& exec, const std::vector<std::string>& left_alone) const {
+    std::vector<reference::Comparison> cmp;
+    std::string missing;
+    for (std::size_t i = 0, k = 0; i < Spec::args.size(); ++i) {
+      const core::op::Arg& a = Spec::args[i];
+      if (!a.output()) continue;
+      const bool alone =
+          std::find(left_alone.begin(), left_alone.end(), a.name) != left_alone.end();
+      if (alone) missing += (missing.empty() ? "" : ", ") + std::string(a.name) + " not computed";
+      if (!full.present(i) || alone) {
+        ++k;
+        continue;
+      }
+      const std::vector<unsigned char> out = full.download(exec, i);
+      const std::vector<std::int64_t> e = full.extents(i);
+      const std::int64_t cols = e.size() == 2 ? e[1] : 0;
+      const double tol = Op::tolerance(p_, k);
+      const std::string what(a.name);
+      const double* want = expected_[k].data();
+      const std::size_t n = expected_[k].size();
+      cmp.push_back(
+          full.dtype(i) == DType::bf16
+              ? reference::compare_bf16(what.c_str(),
+                                        reinterpret_cast<const std::uint16_t*>(out.data()), want,
+                                        n, cols, tol)
+              : reference::compare(what.c_str(), reinterpret_cast<const float*>(out.data()),
+                                   want, n, cols, tol));
+      if constexpr (has_judge<Op>::value) {
+        const std::string why =
+            Op::judge(*kept_, k, as_floats(out, full.dtype(i)), expected_[k], p_);
+        if (!why.empty()) cmp.back().ok = false, cmp.back().message = why;
+      }
+      ++k;
+    }
+    return check_result(cmp, missing);
+  }
+
+  const OpArrays<ExecSpace, Spec> full;
+
+ private:
+  // An output's bytes as float (bf16 widened).
+  static std::vector<float> as_floats(const std::vector<unsigned char>& bytes, DType dtype) {
+    if (dtype == DType::bf16)
+      return reference::widen_bf16(reinterpret_cast<const std::uint16_t*>(bytes.data()),
+                                   bytes.size() / 2);
+    std::vector<float> v(bytes.size() / 4);
+    std::memcpy(v.data(), bytes.data(), bytes.size());
+    return v;
+  }
+
+  reference::Precision p_;
+  std::vector<bool> overwrites_;
+  std::vector<std::vector<unsigned char>> initial_;  // the outputs'
+  std::vector<std::vector<double>> expected_;
+  std::optional<typename kept_of<Op>::type> kept_;
+};
 
 template <class D>
 class OpBenchmark {
@@ -284,16 +458,22 @@ class OpBenchmark {
 
  private:
   using Spec = typename D::Spec;
+  // D's Variant, or D itself where it has none (then no row is the Variant's).
   template <class T, class = void>
-  struct KeptOf {
-    using type = bool;
+  struct VariantOf {
+    using type = T;
   };
   template <class T>
-  struct KeptOf<T, std::void_t<typename T::Kept>> {
-    using type = typename T::Kept;
+  struct VariantOf<T, std::void_t<typename T::Variant>> {
+    using type = typename T::Variant;
   };
-  using Kept = typename KeptOf<D>::type;
+  using Variant = typename VariantOf<D>::type;
   static constexpr bool memory_bound = has<bytes_hook, D>;
+
+  // Whether a planned row is one of the Variant's implementations.
+  static bool of_variant_row(const Planned& plan) {
+    return !plan.peer && !plan.copy && of_variant<D>(plan.resolved);
+  }
 
   std::string peer_skip(const Peer& peer, const typename D::Shape& s) const {
     if constexpr (has<peer_skip_hook, D>) return D::peer_skip(peer, s, opt_);
@@ -334,137 +514,102 @@ class OpBenchmark {
     }
   }
 
-  // An output's bytes as float (bf16 widened).
-  static std::vector<float> as_floats(const std::vector<unsigned char>& bytes, DType dtype) {
-    if (dtype == DType::bf16)
-      return reference::widen_bf16(reinterpret_cast<const std::uint16_t*>(bytes.data()),
-                                   bytes.size() / 2);
-    std::vector<float> v(bytes.size() / 4);
-    std::memcpy(v.data(), bytes.data(), bytes.size());
-    return v;
-  }
-
-  // The rows of one precision: its problem and reference, its arrays, the
+  // The rows of one precision: its problem and references, its arrays, the
   // rows, run and freed. Returns whether a row failed.
   template <class ExecSpace>
   bool run_planned(const Env<ExecSpace>& env, const Suite& suite, reference::Precision p,
                    const std::vector<Planned>& planned, std::vector<Record>& records) {
     const ExecSpace& exec = env.exec;
-    Context<ExecSpace>& ctx = env.ctx;
     const typename D::Shape s = D::shape(opt_);
     const std::string pname = reference::precision_name(p);
-    double bytes = 0;
-    if constexpr (memory_bound) bytes = D::bytes(s, p, opt_);
     Suite group = suite;  // the header's fields; its rows are this precision's
-    // Only rows that compute need the problem (peer:copy needs none).
-    const bool computes = any_computes(planned);
-    // (The arrays' element types are the storage's: tf32's are fp32's.)
-    const OpArrays<ExecSpace, Spec> full(D::sizes(computes ? s : typename D::Shape{}),
-                                         storage_name(p), present_of<D>(opt_),
-                                         has_in_place<D>::value);
-    std::vector<std::vector<double>> expected;
-    std::optional<Kept> kept;
-    std::vector<std::vector<unsigned char>> initial(Spec::args.size());  // the outputs'
-    const std::vector<bool> overwrites = D::overwrites(opt_);
-    if (computes) {
+    // Only rows that compute need the problem (peer:copy needs none), and
+    // an operation's arrays and reference only its own rows.
+    const auto computes = [&planned](bool variant) {
+      return std::any_of(planned.begin(), planned.end(), [variant](const Planned& r) {
+        return r.skip.empty() && !r.copy && of_variant_row(r) == variant;
+      });
+    };
+    PreparedArrays<D, D, ExecSpace> own(s, p, opt_, computes(false));
+    std::optional<PreparedArrays<D, Variant, ExecSpace>> variant;
+    if (computes(true)) variant.emplace(s, p, opt_, true);
+    if (computes(false) || variant) {
       if constexpr (has<set_threads_hook, D>) D::set_threads(env.threads);
-      auto t0 = std::chrono::steady_clock::now();
+      const auto t0 = std::chrono::steady_clock::now();
       progress(pname + ": inputs ... ", false);
       std::optional<typename D::Problem> in = D::make(s, p, opt_);
       progress(seconds_text(seconds_since(t0)));
-      if (env.opt.check) {
-        t0 = std::chrono::steady_clock::now();
-        progress(pname + ": float64 reference ... ", false);
-        expected = D::expected(*in, opt_, env.threads);
-        progress(seconds_text(seconds_since(t0)));
-        if constexpr (has_judge<D>::value) kept = D::keep(*in);
-      }
-      // An overwritten output starts as NaN: a row that reads it fails its check.
-      for (std::size_t i = 0, k = 0; i < Spec::args.size(); ++i) {
-        const core::op::Arg& a = Spec::args[i];
-        if (!full.present(i) || full.replaced(i)) {
-          k += a.output();  // (an absent output keeps its place in the outputs)
-        } else if (a.int32) {
-          full.upload(exec, i, full.encode_ints(int_values_of<D>(*in, i)));
-        } else if (!a.output()) {
-          full.upload(exec, i, full.encode(i, D::values(*in, i)));
-        } else {
-          initial[i] = full.encode(
-              i, overwrites[k++] ? std::vector<float>(std::size_t(full.elements(i)),
-                                                      std::numeric_limits<float>::quiet_NaN())
-                                 : D::values(*in, i));
-        }
-      }
+      if (env.opt.check && computes(false))
+        own.compute_reference(*in, opt_, env.threads, pname + ": float64 reference");
+      if (env.opt.check && variant)
+        variant->compute_reference(
+            *in, opt_, env.threads,
+            pname + ": float64 reference of " + op_name<typename Variant::Spec>());
+      if (computes(false)) own.load(exec, *in);
+      if (variant) variant->load(exec, *in);
       exec.fence();  // the uploads' host arrays are freed with `in`
     }
-    auto reset = [&, exec] {
-      for (std::size_t i = 0; i < Spec::args.size(); ++i)
-        if (Spec::args[i].output() && full.present(i)) full.upload(exec, i, initial[i]);
-      exec.fence();
-    };
-    // Reads the outputs back and compares each with the reference, at its
-    // tolerance, but those the row leaves alone.
-    auto verify = [&, exec](const std::vector<std::string>& left_alone) {
-      std::vector<reference::Comparison> cmp;
-      std::string missing;
-      for (std::size_t i = 0, k = 0; i < Spec::args.size(); ++i) {
-        const core::op::Arg& a = Spec::args[i];
-        if (!a.output()) continue;
-        const bool alone =
-            std::find(left_alone.begin(), left_alone.end(), a.name) != left_alone.end();
-        if (alone) missing += (missing.empty() ? "" : ", ") + std::string(a.name) + " not computed";
-        if (!full.present(i) || alone) {
-          ++k;
-          continue;
-        }
-        const std::vector<unsigned char> out = full.download(exec, i);
-        const std::vector<std::int64_t> e = full.extents(i);
-        const std::int64_t cols = e.size() == 2 ? e[1] : 0;
-        const double tol = D::tolerance(p, k);
-        const std::string what(a.name);
-        const double* want = expected[k].data();
-        const std::size_t n = expected[k].size();
-        cmp.push_back(
-            full.dtype(i) == DType::bf16
-                ? reference::compare_bf16(what.c_str(),
-                                          reinterpret_cast<const std::uint16_t*>(out.data()), want,
-                                          n, cols, tol)
-                : reference::compare(what.c_str(), reinterpret_cast<const float*>(out.data()),
-                                     want, n, cols, tol));
-        if constexpr (has_judge<D>::value) {
-          const std::string why = D::judge(*kept, k, as_floats(out, full.dtype(i)), expected[k], p);
-          if (!why.empty()) cmp.back().ok = false, cmp.back().message = why;
-        }
-        ++k;
-      }
-      return check_result(cmp, missing);
-    };
+    double bytes = 0;
+    if constexpr (memory_bound) bytes = D::bytes(s, p, opt_);
     const auto copy = [&, exec] { return copy_row(exec, bytes, D::units(s), pname); };
     add_planned_rows(group.rows, planned, pname, copy, [&](Row& row, const Planned& plan) {
-      row.bytes = bytes;
-      if (computes) row.reset = reset;
-      if (!expected.empty())
-        row.verify = [verify, alone = left_alone(plan)] { return verify(alone); };
-      const auto part = [full, s](std::int64_t n) { return full.part(D::part(D::sizes(s), n)); };
-      if (!plan.peer) {  // an implementation, from the registry
-        typename D::CallOptions options = D::call_options(plan.impl, opt_);
-        if constexpr (with_tf32_of<D>()) options.math = math_of(p);
-        row.run = [&ctx, full, options] { D::call(ctx, full, options); };
-        row.run_part = [&ctx, part, options](std::int64_t n) { D::call(ctx, part(n), options); };
-        if (!implementations_of<D>().info(plan.resolved).deterministic)
-          add_note(row, "not bitwise deterministic");
-      } else {
-        const auto run = plan.peer->run;
-        const int threads = env.threads;
-        row.run = [run, args = peer_args(full, pname, threads)] { run(args); };
-        row.run_part = [run, part, pname, threads, this](std::int64_t n) {
-          run(peer_args(part(n), pname, threads));
-        };
-      }
+      if constexpr (has<variant_hook, D>)
+        if (of_variant_row(plan)) {
+          add_note(row, Variant::note);
+          return implementation_row(row, plan, env, p, *variant);
+        }
+      if (plan.peer)
+        peer_row(row, plan, env, p, own);
+      else
+        implementation_row(row, plan, env, p, own);
       if constexpr (has<extend_row_hook, D, OpArrays<ExecSpace, Spec>, Env<ExecSpace>>)
-        D::extend_row(row, plan, env, full, opt_);
+        D::extend_row(row, plan, env, own.full, opt_);
     });
     return run_rows(env.opt, exec, env.timer, group, records);
+  }
+
+  // What every row that computes has: its bytes, the reset of its outputs,
+  // their check, and the call on the first n units (Op: D or its Variant).
+  template <class Op, class ExecSpace>
+  auto prepare_row(Row& row, const Planned& plan, const Env<ExecSpace>& env,
+                   reference::Precision p, const PreparedArrays<D, Op, ExecSpace>& side) const {
+    const typename D::Shape s = D::shape(opt_);
+    if constexpr (memory_bound) row.bytes = Op::bytes(s, p, opt_);
+    row.reset = [&side, exec = env.exec] { side.reset(exec); };
+    if (side.checked())
+      row.verify = [&side, exec = env.exec, alone = left_alone(plan)] {
+        return side.verify(exec, alone);
+      };
+    return [full = side.full, s](std::int64_t n) { return full.part(D::part(D::sizes(s), n)); };
+  }
+
+  // An implementation's row, from the registry.
+  template <class Op, class ExecSpace>
+  void implementation_row(Row& row, const Planned& plan, const Env<ExecSpace>& env,
+                          reference::Precision p,
+                          const PreparedArrays<D, Op, ExecSpace>& side) const {
+    const auto part = prepare_row(row, plan, env, p, side);
+    typename D::CallOptions options = D::call_options(plan.impl, opt_);
+    if constexpr (with_tf32_of<D>()) options.math = math_of(p);
+    Context<ExecSpace>& ctx = env.ctx;
+    row.run = [&ctx, full = side.full, options] { Op::call(ctx, full, options); };
+    row.run_part = [&ctx, part, options](std::int64_t n) { Op::call(ctx, part(n), options); };
+    if (!implementations_of<D>().info(plan.resolved).deterministic)
+      add_note(row, "not bitwise deterministic");
+  }
+
+  // A peer's row, on D's arrays.
+  template <class ExecSpace>
+  void peer_row(Row& row, const Planned& plan, const Env<ExecSpace>& env, reference::Precision p,
+                const PreparedArrays<D, D, ExecSpace>& side) const {
+    const auto part = prepare_row(row, plan, env, p, side);
+    const auto run = plan.peer->run;
+    const int threads = env.threads;
+    const std::string pname = reference::precision_name(p);
+    row.run = [run, args = peer_args(side.full, pname, threads)] { run(args); };
+    row.run_part = [run, part, pname, threads, this](std::int64_t n) {
+      run(peer_args(part(n), pname, threads));
+    };
   }
 
   const Options& opt_;
@@ -472,12 +617,11 @@ class OpBenchmark {
   std::vector<Peer> peers_;
 };
 
-// The operation's subcommand, named as its entry ("llmk::gelu_backward": gelu_backward).
+// The operation's subcommand, named as its entry (op_name).
 template <class D>
 Subcommand op_subcommand() {
-  const std::string name(D::Spec::name);
-  return subcommand_of<OpBenchmark<D>, typename D::Options>(name.substr(name.rfind(':') + 1),
-                                                            D::help, D::add_options);
+  return subcommand_of<OpBenchmark<D>, typename D::Options>(op_name<typename D::Spec>(), D::help,
+                                                            D::add_options);
 }
 
 }  // namespace llmk::perf

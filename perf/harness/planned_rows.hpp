@@ -100,14 +100,6 @@ std::vector<PlannedRow<Peer>> plan_rows(const std::string& precision, const std:
   return rows;
 }
 
-// Whether any planned row computes something (not skipped, not peer:copy):
-// only then are the problem, its reference and the buffers made.
-template <class Peer>
-bool any_computes(const std::vector<PlannedRow<Peer>>& planned) {
-  return std::any_of(planned.begin(), planned.end(),
-                     [](const PlannedRow<Peer>& r) { return r.skip.empty() && !r.copy; });
-}
-
 // The rows of a plan, in its order, into `rows`: a skipped one as it is
 // (name, kind, precision and why), peer:copy from copy(), the others with
 // name, kind, precision and a peer's description (or "auto is X here") set,

@@ -1,28 +1,23 @@
 // What every operation's benchmark does with llmk_reference (the part of the
-// float64 references every operation shares: Precision, bf16 on the host,
-// compare) and llmk's element types, knowing nothing of the operation:
-//  - the precisions --precision names, parsed into reference::Precision;
+// float64 references every operation shares: Precision, compare), knowing
+// nothing of the operation:
+//  - the precisions --precision names, parsed into reference::Precision, and
+//    their storage and math mode in llmk's terms;
 //  - whether an implementation declares a precision;
-//  - a precision's element types (activations, parameter gradients);
-//  - host values converted to an element type, uploaded into views;
-//  - an output read back, compared with its float64 reference, and the
-//    comparisons of a row turned into the harness's CheckResult.
+//  - the comparisons of a row's outputs with their float64 references
+//    turned into the harness's CheckResult.
 #pragma once
 
 #include "implementations.hpp"
 #include "suite.hpp"
 
-#include <llmk/bf16.hpp>
 #include <llmk/operation.hpp>
 #include <llmk/types.hpp>
-#include <core/reference/bf16.hpp>
 #include <core/reference/compare.hpp>
 #include <core/reference/precision.hpp>
 
-#include <Kokkos_Core.hpp>
-
 #include <algorithm>
-#include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -74,62 +69,6 @@ inline bool declares(const ImplInfo& info, reference::Precision p) {
 inline bool declares(const ImplInfo& info, const std::string& precision) {
   reference::Precision p;
   return reference::parse_precision(precision, p) && declares(info, p);
-}
-
-// The element types of a precision configuration: Act for the activations
-// and their gradients (llm.c's floatX buffers), Grad for the parameters'
-// gradients (float in "bf16-fp32grad").
-template <class A, class G>
-struct Types {
-  using Act = A;
-  using Grad = G;
-};
-
-// f(Types<...>{}) for a precision's element types.
-template <class F>
-auto with_types(reference::Precision p, F&& f) {
-  using reference::Precision;
-  switch (p) {
-    case Precision::bf16: return f(Types<bf16, bf16>{});
-    case Precision::bf16_fp32grad: return f(Types<bf16, float>{});
-    default: return f(Types<float, float>{});  // fp32, tf32
-  }
-}
-
-template <class T>
-std::vector<T> converted(const std::vector<float>& values) {
-  std::vector<T> out(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) out[i] = T(values[i]);  // exact: representable
-  return out;
-}
-
-template <class T>
-using HostConst2 = Kokkos::View<const T**, Kokkos::LayoutRight, Kokkos::HostSpace,
-                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-template <class T>
-using HostConst1 = Kokkos::View<const T*, Kokkos::LayoutRight, Kokkos::HostSpace,
-                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-
-template <class ExecSpace, class T>
-void upload(const ExecSpace& exec, const Matrix<ExecSpace, T>& dst, const std::vector<T>& src) {
-  Kokkos::deep_copy(exec, dst, HostConst2<T>(src.data(), dst.extent(0), dst.extent(1)));
-}
-template <class ExecSpace, class T>
-void upload(const ExecSpace& exec, const Vector<ExecSpace, T>& dst, const std::vector<T>& src) {
-  Kokkos::deep_copy(exec, dst, HostConst1<T>(src.data(), dst.extent(0)));
-}
-
-// An output read back (float, or bf16 widened) against the float64 reference.
-inline reference::Comparison compare_output(const char* what, const float* out,
-                                            const std::vector<double>& ref, std::int64_t cols,
-                                            double tol) {
-  return reference::compare(what, out, ref.data(), ref.size(), cols, tol);
-}
-inline reference::Comparison compare_output(const char* what, const bf16* out,
-                                            const std::vector<double>& ref, std::int64_t cols,
-                                            double tol) {
-  return reference::compare_bf16(what, reinterpret_cast<const std::uint16_t*>(out), ref.data(),
-                                 ref.size(), cols, tol);
 }
 
 // A row's check from its outputs' comparisons: valid when all are, the
