@@ -21,7 +21,31 @@
 
 namespace llmk_test {
 
-struct GeluBackwardContract : OperationAdapter<llmk::GeluBackward> {
+// An elementwise operation's arguments over GELU's shapes (B×T×C, N
+// elements), from its declaration (GELU's backward and forward, the
+// residual): through the rank-2 entry as (N, 1), the raw-pointer entry's
+// view of its N elements, which its messages name (test_gelu_cases.cpp calls
+// (M, C) views too); the raw entry's N, and its overflows.
+template <class Spec>
+struct ElementwiseArgs {
+  static std::vector<contract::ArgSpec> args(const llmk::reference::gelu::Shape& s,
+                                             llmk::reference::Precision p) {
+    std::vector<contract::ArgSpec> v =
+        contract::spec_args<Spec>({{"B", s.B}, {"T", s.T}, {"C", s.C}}, p);
+    for (contract::ArgSpec& a : v) a.rank2 = {s.N(), 1};
+    return v;
+  }
+  static std::vector<contract::Dim> dims(const llmk::reference::gelu::Shape& s) {
+    return {{"N", s.N()}};
+  }
+  static std::vector<contract::Overflow> overflows() {
+    constexpr std::int64_t k61 = std::int64_t(1) << 61;
+    return {{{k61}, "1·N"}, {{2 * k61}, "1·N"}};  // 2⁶¹ floats: 2⁶³ bytes; 2⁶²: 2⁶⁴
+  }
+};
+
+struct GeluBackwardContract : OperationAdapter<llmk::GeluBackward>,
+                              ElementwiseArgs<llmk::op::gelu_backward::Spec> {
   using Shape = llmk::reference::gelu::Shape;
   using Problem = llmk::reference::gelu::HostProblem;
   using Options = llmk::GeluBackwardOptions;
@@ -63,24 +87,8 @@ struct GeluBackwardContract : OperationAdapter<llmk::GeluBackward> {
 
   enum Arg : std::size_t { dinp, dout, inp };  // spec.hpp's order
 
-  // Aligned arrays: the packs' path (tests/test_gelu_cases.cpp moves each
-  // array off its alignment). Through the rank-2 entry as (N, 1), the
-  // raw-pointer entry's view of its N elements, which its messages name
-  // (test_gelu_cases.cpp calls (M, C) views too).
-  static std::vector<ArgSpec> args(const Shape& s, Precision p) {
-    std::vector<ArgSpec> v = contract::spec_args<llmk::op::gelu_backward::Spec>(
-        {{"B", s.B}, {"T", s.T}, {"C", s.C}}, p);
-    for (ArgSpec& a : v) a.rank2 = {s.N(), 1};
-    return v;
-  }
-
-  // The raw entry takes N = B·T·C.
-  static std::vector<contract::Dim> dims(const Shape& s) { return {{"N", s.N()}}; }
-
-  static std::vector<contract::Overflow> overflows() {
-    constexpr std::int64_t k61 = std::int64_t(1) << 61;
-    return {{{k61}, "1·N"}, {{2 * k61}, "1·N"}};  // 2⁶¹ floats: 2⁶³ bytes; 2⁶²: 2⁶⁴
-  }
+  // args, dims, overflows: ElementwiseArgs' (aligned arrays: the packs'
+  // path; tests/test_gelu_cases.cpp moves each array off its alignment).
 
   // --- problems and the reference ---------------------------------------------------
 

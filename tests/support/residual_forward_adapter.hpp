@@ -21,25 +21,18 @@
 namespace llmk_test {
 
 struct ResidualForwardContract : OperationAdapter<llmk::ResidualForward>,
-                                 ShapesOf<GeluBackwardContract> {
+    ShapesOf<GeluBackwardContract>,  // the GELU backward's shapes
+    ElementwiseArgs<llmk::op::residual_forward::Spec> {
   using Shape = llmk::reference::gelu::Shape;
   using Problem = llmk::reference::residual_forward::HostProblem;
   using Options = llmk::ResidualForwardOptions;
   using Spec = llmk::op::residual_forward::Spec;
-  using Shapes = GeluBackwardContract;  // its shapes (ShapesOf) and overflows serve both
 
   static std::string name() { return "residual_forward"; }
   static constexpr bool same_bits_on_host_spaces = true;  // every element on its own
   static std::vector<Precision> precisions() { return {Precision::fp32, Precision::bf16}; }
 
-  // --- arguments: out, inp1, inp2, through the rank-2 entry as (N, 1) ----------------
-  static std::vector<ArgSpec> args(const Shape& s, Precision p) {
-    std::vector<ArgSpec> v = contract::spec_args<Spec>({{"B", s.B}, {"T", s.T}, {"C", s.C}}, p);
-    for (ArgSpec& a : v) a.rank2 = {s.N(), 1};
-    return v;
-  }
-  static std::vector<contract::Dim> dims(const Shape& s) { return {{"N", s.N()}}; }
-  static std::vector<contract::Overflow> overflows() { return Shapes::overflows(); }
+  // (args, dims, overflows: ElementwiseArgs', through the rank-2 entry as (N, 1))
 
   // --- problems and the reference ---------------------------------------------------
   static Problem make(const Shape& s, std::uint32_t seed, Precision p) {
