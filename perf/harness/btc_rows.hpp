@@ -1,12 +1,13 @@
 // What llmk-perf's operations over B × T rows of C share (the GELU's and the
-// layer norm's, forward and backward): their sizes and options (--B --T --C,
-// --impl, --precision), their rows (the probes' parts: B = 1, T = n), as a
-// base of their descriptions (op_benchmark.hpp).
+// layer norm's, forward and backward; with OC, the matmuls'): their sizes and
+// options (--B --T --C, --impl, --precision), their rows (the probes' parts:
+// B = 1, T = n), as a base of their descriptions (op_benchmark.hpp).
 #pragma once
 
 #include "op_benchmark.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace llmk::perf {
@@ -45,6 +46,49 @@ struct BtcRows {
   }
   static void params(Suite& suite, const Shape& s) {
     suite.params = {{"B", s.B}, {"T", s.T}, {"C", s.C}};
+  }
+};
+
+// The matmuls' (a linear layer's forward and backward): B × T rows of C
+// into OC, GPT-2's fc layer by default.
+struct MatmulSizes : BtcSizes<768> {
+  std::int64_t OC = 3072;
+};
+
+// Their sizes by symbol, rows and options as BtcRows'; OC besides. Shape:
+// the matmul reference's (the description makes it: its bias differs).
+template <class ShapeT>
+struct MatmulRows {
+  using Shape = ShapeT;
+  static constexpr const char* unit = "row";
+
+  // Refuses sizes whose element counts overflow (std::invalid_argument).
+  static void check_sizes(const MatmulSizes& opt) {
+    check_product({opt.B, opt.T}, "B·T");
+    check_product({opt.B, opt.T, opt.C}, "B·T·C");
+    check_product({opt.B, opt.T, opt.OC}, "B·T·OC");
+    check_product({opt.OC, opt.C}, "OC·C");
+  }
+  static core::op::SymbolSizes sizes(const Shape& s) {
+    return {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"OC", s.OC}};
+  }
+  static std::int64_t units(const Shape& s) { return s.M(); }
+  static core::op::SymbolSizes part(const core::op::SymbolSizes& s, std::int64_t rows) {
+    return s.with("B", 1).with("T", rows);
+  }
+  static void add_sizes(CLI::App& app, MatmulSizes& opt) {
+    add_size(app, "--B", opt.B, "batch size");
+    add_size(app, "--T", opt.T, "sequence length");
+    add_size(app, "--C", opt.C, "input channels");
+    add_size(app, "--OC", opt.OC, "output channels");
+  }
+  // params, and "M=…, … GFLOP per call".
+  static void params(Suite& suite, const Shape& s, double flops) {
+    suite.params = {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"OC", s.OC}};
+    char derived[96];
+    std::snprintf(derived, sizeof derived, "M=%lld, %.4g GFLOP per call", (long long)s.M(),
+                  flops * 1e-9);
+    suite.derived = derived;
   }
 };
 

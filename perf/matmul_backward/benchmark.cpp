@@ -7,6 +7,7 @@
 // (peers.hpp: the seed's CPU loops and OpenBLAS on the host, cuBLAS and llm.c's
 // cuBLASLt algorithm on Cuda). Compute-bound: GFLOP/s, no peer:copy; the bias
 // pass's GB/s is a stage of each row.
+#include "../harness/btc_rows.hpp"
 #include "../harness/op_benchmark.hpp"
 #include "../harness/out_update.hpp"
 #include "peers.hpp"
@@ -24,11 +25,8 @@ namespace llmk::perf::matmul_backward {
 namespace {
 
 // dinp += by default, or = (--overwrite-dinp, llm.c's training).
-struct Options : DinpUpdateOption {
-  std::int64_t B = 8, T = 1024, C = 768, OC = 3072;
-  std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
-  std::string precisions = "fp32";  // "all", or a comma list: fp32, tf32, bf16, bf16-fp32grad
-  bool gelu = false;                // pass pre_gelu: the GELU backward fused into dinp
+struct Options : MatmulSizes, DinpUpdateOption {
+  bool gelu = false;  // pass pre_gelu: the GELU backward fused into dinp
 };
 
 // An implementation's registry entry, with how it computes dbias and GELU's backward.
@@ -38,45 +36,30 @@ const MatmulBackwardImplInfo& info_of(const std::string& name) {
   throw std::logic_error("llmk-perf: no implementation '" + name + "'");
 }
 
-struct Description : DinpUpdate<MatmulBackwardOptions, 3> {
+struct Description : MatmulRows<reference::Shape>,
+                     DinpUpdate<MatmulBackwardOptions, 3> {
   using Tag = MatmulBackward;
   using Spec = op::matmul_backward::Spec;
   using Options = matmul_backward::Options;
   using CallOptions = MatmulBackwardOptions;
-  using Shape = reference::Shape;
   using Problem = reference::HostProblem;
   using Peer = matmul_backward::Peer;
   static constexpr const char* title = "matmul backward";
-  static constexpr const char* unit = "row";
   static constexpr const char* help =
       "the backward pass of a linear layer (dinp, dweight, dbias of out = inp·Wᵀ + bias)";
   static constexpr bool tf32 = true;
   static constexpr bool refuse_impls_without_precisions = true;
 
   static Shape shape(const Options& opt) {
-    check_product({opt.B, opt.T}, "B·T");
-    check_product({opt.B, opt.T, opt.C}, "B·T·C");
-    check_product({opt.B, opt.T, opt.OC}, "B·T·OC");
-    check_product({opt.OC, opt.C}, "OC·C");
+    check_sizes(opt);
     return {"perf", opt.B, opt.T, opt.C, opt.OC, true};
-  }
-  static core::op::SymbolSizes sizes(const Shape& s) {
-    return {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"OC", s.OC}};
-  }
-  static std::int64_t units(const Shape& s) { return s.M(); }
-  static core::op::SymbolSizes part(const core::op::SymbolSizes& s, std::int64_t rows) {
-    return s.with("B", 1).with("T", rows);
   }
   static std::vector<bool> present(const Options& opt) {
     return {true, true, true, true, true, true, opt.gelu};
   }
   static void header(Suite& suite, const Shape& s, const Options& opt, const std::string&) {
-    suite.params = {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"OC", s.OC}};
     suite.flops = s.flops();
-    char derived[96];
-    std::snprintf(derived, sizeof derived, "M=%lld, %.4g GFLOP per call", (long long)s.M(),
-                  s.flops() * 1e-9);
-    suite.derived = derived;
+    params(suite, s, suite.flops);
     suite.stage_columns = {"bias"};
     suite.flags = {{"gelu", opt.gelu}, {"overwrite_dinp", opt.overwrite_dinp}};
     suite.vs_column = true;  // (empty without a comparison peer)
@@ -171,10 +154,7 @@ struct Description : DinpUpdate<MatmulBackwardOptions, 3> {
   }
 
   static void add_options(CLI::App& app, Options& opt) {
-    add_size(app, "--B", opt.B, "batch size");
-    add_size(app, "--T", opt.T, "sequence length");
-    add_size(app, "--C", opt.C, "input channels");
-    add_size(app, "--OC", opt.OC, "output channels");
+    add_sizes(app, opt);
     add_selection_options<Description>(app, opt);
     app.add_flag("--gelu", opt.gelu,
                  "fuse the GELU backward: pass pre_gelu, dinp becomes the gradient of GELU's "

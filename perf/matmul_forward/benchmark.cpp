@@ -6,6 +6,7 @@
 // (the time to move the call's bytes once: the floor at small M). Rows
 // report GFLOP/s (2·M·C·OC per call); PyTorch's (torch_baseline.py
 // matmul_forward) are imported.
+#include "../harness/btc_rows.hpp"
 #include "../harness/out_update.hpp"
 
 #include <llmk/matmul_forward.hpp>
@@ -17,50 +18,33 @@ namespace {
 
 namespace ref = reference::matmul_forward;
 
-struct Options : OutUpdateOption {
-  std::int64_t B = 8, T = 1024, C = 768, OC = 3072;
+struct Options : MatmulSizes, OutUpdateOption {
   bool gelu = false, no_bias = false;
-  std::string impls = "all";
-  std::string precisions = "fp32";
 };
 
 // (pre_gelu is written whatever the update.)
-struct Description : OutUpdate<MatmulForwardOptions, 2>, NoPeers {
+struct Description : MatmulRows<reference::Shape>, OutUpdate<MatmulForwardOptions, 2>,
+                     NoPeers {
   using Tag = MatmulForward;
   using Spec = op::matmul_forward::Spec;
   using Options = matmul_forward::Options;
   using CallOptions = MatmulForwardOptions;
-  using Shape = reference::Shape;
   using Problem = ref::HostProblem;
   static constexpr const char* title = "matmul forward";
-  static constexpr const char* unit = "row";
   static constexpr const char* help =
       "a linear layer, out = inp·Wᵀ + bias (and GELU, saving pre_gelu)";
 
   static Shape shape(const Options& opt) {
-    check_product({opt.B, opt.T, opt.C}, "B·T·C");
-    check_product({opt.B, opt.T, opt.OC}, "B·T·OC");
-    check_product({opt.OC, opt.C}, "OC·C");
+    check_sizes(opt);
     return {"perf", opt.B, opt.T, opt.C, opt.OC, !opt.no_bias};
-  }
-  static core::op::SymbolSizes sizes(const Shape& s) {
-    return {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"OC", s.OC}};
-  }
-  static std::int64_t units(const Shape& s) { return s.M(); }
-  static core::op::SymbolSizes part(const core::op::SymbolSizes& s, std::int64_t rows) {
-    return s.with("B", 1).with("T", rows);
   }
   static std::vector<bool> present(const Options& opt) {
     return {true, opt.gelu, true, true, !opt.no_bias};
   }
   static void header(Suite& suite, const Shape& s, const Options& opt, const std::string& sizes) {
-    suite.params = {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"OC", s.OC}};
     suite.flops = ref::flops(s);
+    params(suite, s, suite.flops);
     suite.gflops_column = true;
-    char derived[64];
-    std::snprintf(derived, sizeof derived, "M=%lld, %.4g GFLOP per call", (long long)s.M(),
-                  suite.flops * 1e-9);
-    suite.derived = derived;
     suite.flags = {{"gelu", opt.gelu}, {"no_bias", opt.no_bias},
                    {"accumulate_out", opt.accumulate_out}};
     suite.notes.push_back(out_text(opt) +
@@ -93,10 +77,7 @@ struct Description : OutUpdate<MatmulForwardOptions, 2>, NoPeers {
   }
 
   static void add_options(CLI::App& app, Options& opt) {
-    add_size(app, "--B", opt.B, "batch size");
-    add_size(app, "--T", opt.T, "sequence length");
-    add_size(app, "--C", opt.C, "input channels");
-    add_size(app, "--OC", opt.OC, "output channels");
+    add_sizes(app, opt);
     add_selection_options<Description>(app, opt);
     app.add_flag("--gelu", opt.gelu,
                  "GELU after the bias (GPT-2's fc layer): out = gelu(pre_gelu), pre_gelu written");
