@@ -9,7 +9,7 @@
 // each checked against its operation's float64 reference. GFLOP/s counts the
 // four products on the causal half only (Shape::flops: 4·B·C·T·(T+1)),
 // whatever an implementation computes; GB/s the bytes a call must move.
-#include "../harness/op_benchmark.hpp"
+#include "../harness/btc_rows.hpp"
 #include "peers.hpp"
 
 #include <llmk/attention_backward.hpp>
@@ -20,9 +20,6 @@
 #include <ops/attention_backward_recompute/spec.hpp>
 
 #include <cstdint>
-#include <cstdio>
-#include <limits>
-#include <stdexcept>
 #include <string>
 
 namespace llmk::perf::attention_backward {
@@ -30,12 +27,8 @@ namespace {
 
 namespace ref = reference::attention;
 
-struct Options {
-  // GPT-2 124M's attention at llm.c's training batch.
-  std::int64_t B = 8, T = 1024, C = 768, NH = 12;
-  std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
-  std::string precisions = "fp32";  // "all", or a comma list: fp32, tf32, bf16
-  bool overwrite_dqkv = false;      // Update::overwrite on dqkv (llm.c's; default +=)
+struct Options : AttentionSizes {
+  bool overwrite_dqkv = false;  // Update::overwrite on dqkv (llm.c's; default +=)
 };
 
 // Element bytes of the precision's inputs and dqkv.
@@ -75,49 +68,21 @@ struct Recompute {
   }
 };
 
-struct Description {
+struct Description : AttentionRows<ref::Shape> {
   using Tag = AttentionBackward;
   using Spec = op::attention_backward::Spec;
   using Variant = Recompute;
   using Options = attention_backward::Options;
   using CallOptions = AttentionBackwardOptions;
-  using Shape = ref::Shape;
   using Problem = ref::HostProblem;
   using Peer = attention_backward::Peer;
   static constexpr const char* title = "attention backward";
-  static constexpr const char* unit = "sequence";
   static constexpr const char* help =
       "the backward pass of GPT-2's causal self-attention (dqkv, given dout, qkv and att)";
   static constexpr bool tf32 = true;
 
-  // Sizes the host problem could not be made of (the library refuses them
-  // too, but the problem is made first).
-  static Shape shape(const Options& opt) {
-    if (opt.NH < 1 || opt.C % opt.NH != 0)
-      throw std::invalid_argument("--C " + std::to_string(opt.C) + " is not a multiple of --NH " +
-                                  std::to_string(opt.NH) + " (at least 1)");
-    const double max = double(std::numeric_limits<index_t>::max() / 8);
-    if (double(opt.B) * double(opt.T) * 3.0 * double(opt.C) >= max ||
-        double(opt.B) * double(opt.NH) * double(opt.T) * double(opt.T) >= max)
-      throw std::invalid_argument("sizes too large: B·T·3C or B·NH·T·T overflows");
-    return {"perf", opt.B, opt.T, opt.C, opt.NH};
-  }
-  static core::op::SymbolSizes sizes(const Shape& s) {
-    return {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"NH", s.NH}};
-  }
-  static std::int64_t units(const Shape& s) { return s.B; }
-  static core::op::SymbolSizes part(const core::op::SymbolSizes& s, std::int64_t sequences) {
-    return s.with("B", sequences);
-  }
-
   static void header(Suite& suite, const Shape& s, const Options& opt, const std::string&) {
-    suite.params = {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"NH", s.NH}};
-    char derived[96];
-    std::snprintf(derived, sizeof derived, "HS=%lld, %.4g GFLOP per call on the causal half",
-                  (long long)s.HS(), s.flops() * 1e-9);
-    suite.derived = derived;
-    suite.flops = s.flops();
-    suite.gflops_column = true;  // (and GB/s, % copy)
+    params(suite, s, s.flops());
     suite.flags = {{"overwrite_dqkv", opt.overwrite_dqkv}};
     suite.notes.push_back(std::string("dqkv ") +
                           (opt.overwrite_dqkv ? "overwritten (=)" : "accumulated (+=)") +
@@ -179,12 +144,7 @@ struct Description {
   }
 
   static void add_options(CLI::App& app, Options& opt) {
-    add_size(app, "--B", opt.B, "batch size");
-    add_size(app, "--T", opt.T, "sequence length");
-    add_size(app, "--C", opt.C, "channels, a multiple of --NH");
-    app.add_option("--NH", opt.NH, "heads (HS = C / NH channels each)")
-        ->capture_default_str()
-        ->check(perf::count_at_least(1, "heads"));
+    add_sizes(app, opt);
     add_selection_options<Description>(app, opt);
     add_overwrite(app, "--overwrite-dqkv", opt.overwrite_dqkv, "dqkv =",
                   "as llm.c's backward, where qkv's gradient is a fresh buffer");

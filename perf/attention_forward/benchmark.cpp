@@ -6,6 +6,7 @@
 // as the call moves (PyTorch's scaled_dot_product_attention is imported:
 // perf/torch_peers/attention_forward.py). GFLOP/s counts the two products on
 // the causal half, q·kᵀ and P·v: 2·B·C·T·(T+1).
+#include "../harness/btc_rows.hpp"
 #include "../harness/out_update.hpp"
 
 #include <llmk/attention_forward.hpp>
@@ -15,8 +16,6 @@
 #include <ops/attention_forward/spec.hpp>
 
 #include <cstdint>
-#include <cstdio>
-#include <stdexcept>
 #include <string>
 
 namespace llmk::perf::attention_forward {
@@ -24,52 +23,24 @@ namespace {
 
 namespace ref = reference::attention;
 
-struct Options : OutUpdateOption {
-  std::int64_t B = 8, T = 1024, C = 768, NH = 12;
-  std::string impls = "all";        // "all", or a comma list of implementation names / "auto"
-  std::string precisions = "fp32";  // "all", or a comma list of precisions
-};
+struct Options : AttentionSizes, OutUpdateOption {};
 
 // (lse is written whatever the update: its initial NaN never read.)
-struct Description : OutUpdate<AttentionForwardOptions, 2>, NoPeers {
+struct Description : AttentionRows<ref::Shape>, OutUpdate<AttentionForwardOptions, 2>, NoPeers {
   using Tag = AttentionForward;
   using Spec = op::attention_forward::Spec;
   using Options = attention_forward::Options;
   using CallOptions = AttentionForwardOptions;
-  using Shape = ref::Shape;
   using Problem = ref::HostProblem;
   static constexpr const char* title = "attention forward";
-  static constexpr const char* unit = "sequence";
   static constexpr const char* help =
       "GPT-2's causal self-attention forward (out, and the lse the recompute backward takes)";
-
-  static Shape shape(const Options& opt) {
-    if (opt.NH < 1 || opt.C % opt.NH != 0)
-      throw std::invalid_argument("--C " + std::to_string(opt.C) + " is not a multiple of --NH " +
-                                  std::to_string(opt.NH) + " (at least 1)");
-    check_product({opt.B, opt.T, 3, opt.C}, "B·T·3C");
-    check_product({opt.B, opt.NH, opt.T, opt.T}, "B·NH·T·T");
-    return {"perf", opt.B, opt.T, opt.C, opt.NH};
-  }
-  static core::op::SymbolSizes sizes(const Shape& s) {
-    return {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"NH", s.NH}};
-  }
-  static std::int64_t units(const Shape& s) { return s.B; }
-  static core::op::SymbolSizes part(const core::op::SymbolSizes& s, std::int64_t sequences) {
-    return s.with("B", sequences);
-  }
 
   // q·kᵀ and P·v over the causal half: 2 · 2·HS·T(T+1)/2 per head.
   static double flops(const Shape& s) { return 2.0 * double(s.B) * double(s.C) * double(s.T) * double(s.T + 1); }
 
   static void header(Suite& suite, const Shape& s, const Options& opt, const std::string& sizes) {
-    suite.params = {{"B", s.B}, {"T", s.T}, {"C", s.C}, {"NH", s.NH}};
-    char derived[96];
-    std::snprintf(derived, sizeof derived, "HS=%lld, %.4g GFLOP per call on the causal half",
-                  (long long)s.HS(), flops(s) * 1e-9);
-    suite.derived = derived;
-    suite.flops = flops(s);
-    suite.gflops_column = true;
+    params(suite, s, flops(s));
     suite.flags = {{"accumulate_out", opt.accumulate_out}};
     suite.notes.push_back(out_text(opt) +
                           ", lse written; errors: relative L2 against the float64 reference");
@@ -106,12 +77,7 @@ struct Description : OutUpdate<AttentionForwardOptions, 2>, NoPeers {
   }
 
   static void add_options(CLI::App& app, Options& opt) {
-    add_size(app, "--B", opt.B, "batch size");
-    add_size(app, "--T", opt.T, "sequence length");
-    add_size(app, "--C", opt.C, "channels, a multiple of --NH");
-    app.add_option("--NH", opt.NH, "heads (HS = C / NH channels each)")
-        ->capture_default_str()
-        ->check(perf::count_at_least(1, "heads"));
+    add_sizes(app, opt);
     add_selection_options<Description>(app, opt);
     add_out_update(app, opt, "the attention's output");
   }
