@@ -124,6 +124,17 @@ inline float tanh(const float x) {
   return x != x ? x : (x < 0 ? -t : t);
 }
 
+// x·(1 + tanh u)/2, GELU's product, as x·σ(2u) = x·(u < 0 ? e : 1)/(1 + e),
+// e = e^(−2|u|): tanh's steps without its sign, its 1 − e and the 1 + t (no
+// cancellation where t → −1: the product keeps its relative accuracy for
+// negative u). NaN through (x is NaN where u is).
+inline float half_x_one_plus_tanh(const float x, const float u) {
+  const float a = u < 0 ? -u : u;
+  const float y = a <= 43.5f ? -2.0f * a : -87.0f;  // e ≤ 1.7e-38 below
+  const float e = exp_in_range(y);
+  return x * (u < 0 ? e : 1.0f) / (1.0f + e);
+}
+
 }  // namespace host_math
 
 // The host's versions above in host code, the device's in device code.
