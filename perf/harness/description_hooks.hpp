@@ -69,19 +69,6 @@ template <class D, class = void>
 struct has_in_place : std::false_type {};
 template <class D>
 struct has_in_place<D, std::void_t<decltype(D::in_place)>> : std::bool_constant<D::in_place> {};
-template <class D, class = void>
-struct has_judge : std::false_type {};
-template <class D>
-struct has_judge<D, std::void_t<typename D::Kept>> : std::true_type {};
-// What D::keep keeps of the problem for D::judge (unused without them).
-template <class D, class = void>
-struct kept_of {
-  using type = bool;
-};
-template <class D>
-struct kept_of<D, std::void_t<typename D::Kept>> {
-  using type = typename D::Kept;
-};
 
 // Whether Hook<D...> is well-formed: the optional hooks below.
 template <class, template <class...> class Hook, class... D>
@@ -119,6 +106,21 @@ using extend_row_hook = decltype(D::extend_row(
 
 template <class D>
 using variant_hook = typename D::Variant;
+template <class D>
+using kept_hook = typename D::Kept;
+
+// The member type Hook<D> where D has it, else Default.
+template <template <class> class Hook, class D, class Default, class = void>
+struct hook_or {
+  using type = Default;
+};
+template <template <class> class Hook, class D, class Default>
+struct hook_or<Hook, D, Default, std::void_t<Hook<D>>> {
+  using type = Hook<D>;
+};
+// What D::keep keeps of the problem for D::judge (unused without them).
+template <class D>
+using kept_of = typename hook_or<kept_hook, D, bool>::type;
 
 template <class D>
 constexpr bool with_tf32_of() {

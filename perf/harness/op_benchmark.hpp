@@ -167,15 +167,7 @@ class OpBenchmark {
  private:
   using Spec = typename D::Spec;
   // D's Variant, or D itself where it has none (then no row is the Variant's).
-  template <class T, class = void>
-  struct VariantOf {
-    using type = T;
-  };
-  template <class T>
-  struct VariantOf<T, std::void_t<typename T::Variant>> {
-    using type = typename T::Variant;
-  };
-  using Variant = typename VariantOf<D>::type;
+  using Variant = typename hook_or<variant_hook, D, D>::type;
   static constexpr bool memory_bound = has<bytes_hook, D>;
 
   // Whether a planned row is one of the Variant's implementations.

@@ -42,7 +42,7 @@ class PreparedArrays {
     progress(what + " ... ", false);
     expected_ = Op::expected(in, opt, threads);
     progress(seconds_text(seconds_since(t0)));
-    if constexpr (has_judge<Op>::value) kept_ = Op::keep(in);
+    if constexpr (has<kept_hook, Op>) kept_ = Op::keep(in);
   }
 
   // The inputs uploaded (enqueued on exec: fence before `in` is freed), the
@@ -103,7 +103,7 @@ class PreparedArrays {
                                         n, cols, tol)
               : reference::compare(what.c_str(), reinterpret_cast<const float*>(out.data()),
                                    want, n, cols, tol));
-      if constexpr (has_judge<Op>::value) {
+      if constexpr (has<kept_hook, Op>) {
         const std::string why =
             Op::judge(*kept_, k, as_floats(out, full.dtype(i)), expected_[k], p_);
         if (!why.empty()) cmp.back().ok = false, cmp.back().message = why;
@@ -130,7 +130,7 @@ class PreparedArrays {
   std::vector<bool> overwrites_;
   std::vector<std::vector<unsigned char>> initial_;  // the outputs'
   std::vector<std::vector<double>> expected_;
-  std::optional<typename kept_of<Op>::type> kept_;
+  std::optional<kept_of<Op>> kept_;
 };
 
 }  // namespace llmk::perf
