@@ -48,6 +48,16 @@ struct AttentionArgs {
   bool overwrite = true;  // dqkv = (else +=)
 
   index_t HS() const { return C / NH; }
+  // Sequences [b0, b0 + count): every array's part of them.
+  AttentionArgs sequences(const index_t b0, const index_t count) const {
+    AttentionArgs a = *this;
+    a.dqkv += b0 * T * 3 * C;
+    a.qkv += b0 * T * 3 * C;
+    a.dout += b0 * T * C;
+    a.att += b0 * NH * T * T;
+    a.B = count;
+    return a;
+  }
 };
 
 // α = 1/√HS, rounded once to float.

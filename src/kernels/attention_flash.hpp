@@ -60,6 +60,17 @@ struct FlashAttentionArgs {
   bool overwrite = true;  // dqkv = (else +=)
 
   index_t HS() const { return C / NH; }
+  // Sequences [b0, b0 + count): every array's part of them.
+  FlashAttentionArgs sequences(const index_t b0, const index_t count) const {
+    FlashAttentionArgs a = *this;
+    a.dqkv += b0 * T * 3 * C;
+    a.qkv += b0 * T * 3 * C;
+    a.dout += b0 * T * C;
+    a.out += b0 * T * C;
+    a.lse += b0 * NH * T;
+    a.B = count;
+    return a;
+  }
 };
 
 // D[(b·NH + h)·T + t] = dout_h[t] · out_h[t], a thread per row, in order over

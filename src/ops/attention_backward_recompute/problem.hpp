@@ -5,6 +5,7 @@
 
 #include <core/op/call.hpp>
 #include <core/op/impl_traits.hpp>
+#include <core/op/sequences.hpp>
 #include <kernels/attention_backward.hpp>  // attention_scale
 #include <kernels/attention_flash.hpp>
 #include <llmk/attention_backward.hpp>
@@ -12,38 +13,14 @@
 
 namespace llmk::op::attention_backward_recompute {
 
-
-// The sizes of a call, all that decides the workspace it needs; M is B, the
-// batch of sequences (the framework's chunks are whole sequences).
-struct Sizes {
-  index_t M = 0, T = 0, C = 0, NH = 1;
-};
+using Sizes = core::op::SequenceSizes;
 
 // Validated arguments of one precision configuration P: dqkv, dout, qkv,
 // out, lse as llm.c's row-major buffers, their sizes and dqkv's update
-// (kernels/attention_flash.hpp).
+// (kernels/attention_flash.hpp), chunked by sequence.
 template <class ExecSpace, class P = Fp32>
-struct Problem {
-  using precision = P;
-  using Args = kernels::FlashAttentionArgs<typename P::in, typename P::dqkv>;
-  Args args;
-  index_t M = 0;  // = args.B
-
-  Sizes sizes() const { return {args.B, args.T, args.C, args.NH}; }
-
-  // Sequences [b0, b0 + count): every array's part of them.
-  Problem rows(index_t b0, index_t count) const {
-    Problem p = *this;
-    const index_t T = args.T, C = args.C;
-    p.args.dqkv += b0 * T * 3 * C;
-    p.args.qkv += b0 * T * 3 * C;
-    p.args.dout += b0 * T * C;
-    p.args.out += b0 * T * C;
-    p.args.lse += b0 * args.NH * T;
-    p.args.B = p.M = count;
-    return p;
-  }
-};
+using Problem = core::op::SequenceProblem<
+    ExecSpace, P, kernels::FlashAttentionArgs<typename P::in, typename P::dqkv>>;
 
 template <class ExecSpace>
 using Call = core::op::Call<ExecSpace, AttentionBackwardOptions>;

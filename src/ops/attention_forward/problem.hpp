@@ -5,17 +5,14 @@
 
 #include <core/op/call.hpp>
 #include <core/op/impl_traits.hpp>
+#include <core/op/sequences.hpp>
 #include <kernels/attention_flash.hpp>  // FlashAttentionArgs
 #include <llmk/attention_forward.hpp>
 #include <ops/attention_forward/spec.hpp>
 
 namespace llmk::op::attention_forward {
 
-// The sizes of a call; M is B, the batch of sequences (the framework's
-// chunks are whole sequences).
-struct Sizes {
-  index_t M = 0, T = 0, C = 0, NH = 1;
-};
+using Sizes = core::op::SequenceSizes;
 
 // One call's arrays as raw row-major pointers (llm.c's layout): qkv
 // (B·T) × 3C, out (B·T) × C, lse B·NH·T floats, row (b, h, t) at
@@ -38,26 +35,20 @@ struct Args {
     c.alpha = alpha;
     return c;
   }
-};
-
-template <class ExecSpace, class P = Fp32>
-struct Problem {
-  using precision = P;
-  Args<typename P::in, typename P::out> args;
-  index_t M = 0;  // = args.B
-
-  Sizes sizes() const { return {args.B, args.T, args.C, args.NH}; }
-
   // Sequences [b0, b0 + count): every array's part of them.
-  Problem rows(index_t b0, index_t count) const {
-    Problem p = *this;
-    p.args.out += b0 * args.T * args.C;
-    p.args.qkv += b0 * args.T * 3 * args.C;
-    p.args.lse += b0 * args.NH * args.T;
-    p.args.B = p.M = count;
-    return p;
+  Args sequences(const index_t b0, const index_t count) const {
+    Args a = *this;
+    a.out += b0 * T * C;
+    a.qkv += b0 * T * 3 * C;
+    a.lse += b0 * NH * T;
+    a.B = count;
+    return a;
   }
 };
+
+// Validated arguments of one precision configuration P, chunked by sequence.
+template <class ExecSpace, class P = Fp32>
+using Problem = core::op::SequenceProblem<ExecSpace, P, Args<typename P::in, typename P::out>>;
 
 template <class ExecSpace>
 using Call = core::op::Call<ExecSpace, AttentionForwardOptions>;
