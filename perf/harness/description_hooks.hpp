@@ -1,7 +1,8 @@
 // What llmk-perf reads of an operation's description D (op_benchmark.hpp
 // lists its members): the optional hooks' detection and defaults, the
 // names of its precisions and implementations (its Variant's too), and its
-// --impl and --precision options.
+// --impl and --precision options; and check_product, which descriptions'
+// shape() use to refuse sizes.
 #pragma once
 
 #include "implementations.hpp"
